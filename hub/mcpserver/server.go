@@ -1,0 +1,270 @@
+// Package mcpserver serves a hub's routed tools over MCP with the go-sdk:
+// it keeps the server's tool list in step with the catalog (the SDK then
+// sends notifications/tools/list_changed) and adds a few tools of its own
+// for agents: list, open, activate, reload and close tabs, and webmcp_call
+// for clients that never refresh their tool list.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+)
+
+// Tabs is what the tab tools need from a browser.
+type Tabs interface {
+	Open(ctx context.Context, url string) (string, error)
+	CloseTab(ctx context.Context, tab string) error
+	ActivateTab(ctx context.Context, tab string) error
+	Reload(ctx context.Context, tab string) error
+}
+
+// Options configures a Server.
+type Options struct {
+	// Version is reported to clients.
+	Version string
+	// Tabs enables the tab tools when set.
+	Tabs Tabs
+	// Logger receives the log (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Server is an MCP server over a hub.
+type Server struct {
+	hub    *hub.Hub
+	mcp    *mcp.Server
+	opts   Options
+	logger *slog.Logger
+	wake   chan struct{}
+	listed map[string]hub.RoutedTool
+}
+
+// New returns a server over h. It follows the catalog until ctx ends.
+func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{
+		hub:    h,
+		opts:   opts,
+		logger: opts.Logger,
+		wake:   make(chan struct{}, 1),
+		listed: make(map[string]hub.RoutedTool),
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "webmcp-cdp", Version: opts.Version}, &mcp.ServerOptions{
+		Instructions: "Tools named <site>_<tool> come from web pages open in a browser; " +
+			"<site>_tab<N>_<tool> reaches one tab when several have the tool. " +
+			"Page tools appear and disappear as pages load; webmcp_list_tabs shows what is open.",
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Logger:       opts.Logger,
+	})
+	s.addOwnTools()
+	h.OnChange(s.poke)
+	s.sync()
+	go s.follow(ctx)
+	return s
+}
+
+// MCP returns the go-sdk server, to run on a transport.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+func (s *Server) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// follow applies catalog changes one at a time; a burst of changes while a
+// sync runs folds into one more sync, and the last change is never lost.
+func (s *Server) follow(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+			s.sync()
+		}
+	}
+}
+
+// sync makes the server's tool list equal to the catalog.
+func (s *Server) sync() {
+	tools := s.hub.Tools()
+	want := make(map[string]hub.RoutedTool, len(tools))
+	for _, rt := range tools {
+		want[rt.Name] = rt
+	}
+	var gone []string
+	for name := range s.listed {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+			delete(s.listed, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.RemoveTools(gone...)
+	}
+	for name, rt := range want {
+		if old, ok := s.listed[name]; ok && reflect.DeepEqual(old, rt) {
+			continue
+		}
+		s.listed[name] = rt
+		s.mcp.AddTool(mcpTool(rt), s.callHandler(name))
+	}
+	if len(gone) > 0 || len(want) > 0 {
+		s.logger.Debug("tool list synced", "tools", len(want), "removed", len(gone))
+	}
+}
+
+func (s *Server) callHandler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return s.hub.Call(ctx, name, req.Params.Arguments), nil
+	}
+}
+
+// mcpTool turns a routed tool into its MCP definition.
+func mcpTool(rt hub.RoutedTool) *mcp.Tool {
+	schema := rt.Tool.InputSchema
+	if len(schema) == 0 {
+		schema = json.RawMessage(`{"type":"object"}`)
+	}
+	t := &mcp.Tool{
+		Name:        rt.Name,
+		Title:       rt.Tool.Title,
+		Description: rt.Tool.Description,
+		InputSchema: schema,
+		Meta:        mcp.Meta{"webmcp-cdp/source": rt.Source},
+	}
+	a := rt.Tool.Annotations
+	if len(a) > 0 {
+		ann := &mcp.ToolAnnotations{}
+		ann.ReadOnlyHint, _ = a["readOnlyHint"].(bool)
+		ann.IdempotentHint, _ = a["idempotentHint"].(bool)
+		ann.Title, _ = a["title"].(string)
+		if v, ok := a["destructiveHint"].(bool); ok {
+			ann.DestructiveHint = &v
+		}
+		if v, ok := a["openWorldHint"].(bool); ok {
+			ann.OpenWorldHint = &v
+		}
+		t.Annotations = ann
+		extra := map[string]any{}
+		for _, k := range []string{"untrustedContentHint", "consequentialHint", "debugging", "cache"} {
+			if v, ok := a[k]; ok {
+				extra[k] = v
+			}
+		}
+		if len(extra) > 0 {
+			t.Meta["webmcp-cdp/annotations"] = extra
+		}
+	}
+	return t
+}
+
+// ---- tools of our own ---------------------------------------------------
+
+type tabArgs struct {
+	Tab int `json:"tab" jsonschema:"the tab number, as webmcp_list_tabs shows it"`
+}
+
+type openArgs struct {
+	URL    string `json:"url" jsonschema:"the URL to open"`
+	WaitMS int    `json:"wait_ms,omitempty" jsonschema:"how long to wait for the page's tools, in milliseconds (default 5000, at most 30000)"`
+}
+
+type callArgs struct {
+	Name      string          `json:"name" jsonschema:"the routed tool name, as tools/list or webmcp_list_tabs shows it"`
+	Arguments json.RawMessage `json:"arguments,omitempty" jsonschema:"the tool's arguments, a JSON object"`
+}
+
+type tabsOut struct {
+	Tabs []hub.TabInfo `json:"tabs"`
+}
+
+func (s *Server) addOwnTools() {
+	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_list_tabs", Description: "[webmcp-cdp] List the open tabs (number, URL, title, active) and the tools that reach each.", Annotations: ro},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, tabsOut, error) {
+			return nil, tabsOut{Tabs: s.hub.Tabs()}, nil
+		})
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_call", Description: "[webmcp-cdp] Call any page tool by its routed name, for clients whose tool list is out of date."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in callArgs) (*mcp.CallToolResult, any, error) {
+			return s.hub.Call(ctx, in.Name, in.Arguments), nil, nil
+		})
+	if s.opts.Tabs == nil {
+		return
+	}
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_open_tab", Description: "[webmcp-cdp] Open a URL in a new tab, wait for its page tools, and report them."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in openArgs) (*mcp.CallToolResult, hub.TabInfo, error) {
+			wait := time.Duration(min(max(in.WaitMS, 0), 30000)) * time.Millisecond
+			if in.WaitMS == 0 {
+				wait = 5 * time.Second
+			}
+			id, err := s.opts.Tabs.Open(ctx, in.URL)
+			if err != nil {
+				return nil, hub.TabInfo{}, err
+			}
+			return nil, s.waitTools(ctx, id, wait), nil
+		})
+	tabTool := func(name, desc string, do func(ctx context.Context, ti hub.TabInfo) error) {
+		mcp.AddTool(s.mcp, &mcp.Tool{Name: name, Description: desc},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in tabArgs) (*mcp.CallToolResult, any, error) {
+				ti, ok := s.hub.Tab(in.Tab)
+				if !ok {
+					return nil, nil, fmt.Errorf("no tab %d is open; webmcp_list_tabs lists the open tabs", in.Tab)
+				}
+				if err := do(ctx, ti); err != nil {
+					return nil, nil, err
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("done: tab %d (%s)", ti.N, ti.URL)}}}, nil, nil
+			})
+	}
+	tabTool("webmcp_activate_tab", "[webmcp-cdp] Bring a tab to the front; site-level tool names then go to it first.", func(ctx context.Context, ti hub.TabInfo) error {
+		if err := s.opts.Tabs.ActivateTab(ctx, ti.ID); err != nil {
+			return err
+		}
+		s.hub.SetActive(ti.ID)
+		return nil
+	})
+	tabTool("webmcp_reload_tab", "[webmcp-cdp] Reload a tab; its tools go away and come back when the page registers them again.", func(ctx context.Context, ti hub.TabInfo) error {
+		return s.opts.Tabs.Reload(ctx, ti.ID)
+	})
+	tabTool("webmcp_close_tab", "[webmcp-cdp] Close a tab; its tools go away.", func(ctx context.Context, ti hub.TabInfo) error {
+		return s.opts.Tabs.CloseTab(ctx, ti.ID)
+	})
+}
+
+// waitTools waits until the tab has tools and they stopped changing for a
+// moment, or until wait passes, and describes the tab.
+func (s *Server) waitTools(ctx context.Context, id string, wait time.Duration) hub.TabInfo {
+	deadline := time.Now().Add(wait)
+	var last hub.TabInfo
+	stable := 0
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		ti, ok := s.hub.TabOf(id)
+		if ok && len(ti.Tools) > 0 && reflect.DeepEqual(ti.Tools, last.Tools) {
+			stable++
+			if stable >= 3 {
+				return ti
+			}
+		} else {
+			stable = 0
+		}
+		if ok {
+			last = ti
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return last
+}

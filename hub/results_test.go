@@ -1,0 +1,61 @@
+package hub
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestToCallToolResult(t *testing.T) {
+	tests := []struct {
+		name       string
+		in         Result
+		max        int
+		wantText   string
+		wantError  bool
+		wantStruct bool
+	}{
+		{name: "string verbatim", in: Result{Kind: "string", Value: `{"not":"parsed"}`}, wantText: `{"not":"parsed"}`},
+		{name: "object", in: Result{Kind: "json", Value: `{"sum":3}`}, wantText: `{"sum":3}`, wantStruct: true},
+		{name: "array", in: Result{Kind: "json", Value: `[1,2]`}, wantText: `[1,2]`},
+		{name: "number", in: Result{Kind: "json", Value: `42`}, wantText: `42`},
+		{name: "content passes through", in: Result{Kind: "json", Value: `{"content":[{"type":"text","text":"hi"}]}`}, wantText: "hi"},
+		{name: "content with isError", in: Result{Kind: "json", Value: `{"content":[{"type":"text","text":"no"}],"isError":true}`}, wantText: "no", wantError: true},
+		{name: "bad content is text", in: Result{Kind: "json", Value: `{"content":[{"type":"nope"}]}`}, wantText: `{"content":[{"type":"nope"}]}`, wantStruct: true},
+		{name: "throw", in: Result{Err: "Error: boom"}, wantText: "Error: boom", wantError: true},
+		{name: "cut by page", in: Result{Kind: "string", Value: "abcd", Truncated: 10}, max: 100, wantText: "abcd\n[webmcp-cdp: the result was cut to 4 of 10 characters]"},
+		{name: "cut here", in: Result{Kind: "string", Value: "héllo"}, max: 2, wantText: "h\n[webmcp-cdp: the result was cut to 1 of 6 characters]"},
+		{name: "cut json is text", in: Result{Kind: "json", Value: `{"a":"bbbbbb"}`}, max: 5, wantText: `{"a":` + "\n[webmcp-cdp: the result was cut to 5 of 14 characters]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			max := tt.max
+			if max == 0 {
+				max = 1 << 20
+			}
+			got := ToCallToolResult(tt.in, max)
+			if got.IsError != tt.wantError {
+				t.Errorf("IsError = %v, want %v", got.IsError, tt.wantError)
+			}
+			if len(got.Content) != 1 {
+				t.Fatalf("Content has %d items, want 1", len(got.Content))
+			}
+			tc, ok := got.Content[0].(*mcp.TextContent)
+			if !ok || tc.Text != tt.wantText {
+				b, _ := json.Marshal(got.Content[0])
+				t.Errorf("content = %s, want text %q", b, tt.wantText)
+			}
+			if (got.StructuredContent != nil) != tt.wantStruct {
+				t.Errorf("StructuredContent = %v, want set: %v", got.StructuredContent, tt.wantStruct)
+			}
+		})
+	}
+	if got := ToCallToolResult(Result{Kind: "undefined"}, 10); got.IsError || len(got.Content) != 0 {
+		t.Errorf("undefined: got %+v, want an empty success", got)
+	}
+	if !strings.Contains(ToCallToolResult(Result{Err: strings.Repeat("x", 50)}, 10).Content[0].(*mcp.TextContent).Text, "cut to 10 of 50") {
+		t.Error("a long error message is not cut")
+	}
+}
