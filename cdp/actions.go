@@ -1,0 +1,104 @@
+package cdp
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/chromedp/cdproto/browser"
+	cdpt "github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
+)
+
+// Open opens url in a new tab and returns the tab's id. The tab is
+// instrumented before it loads (auto-attach pauses it).
+func (b *Browser) Open(ctx context.Context, url string) (string, error) {
+	res, err := cdpt.Call(ctx, b.conn.Browser(), target.CreateTarget, target.CreateTargetParams{URL: url})
+	if err != nil {
+		return "", fmt.Errorf("opening %s: %w", url, err)
+	}
+	return string(res.TargetID), nil
+}
+
+// CloseTab closes a tab.
+func (b *Browser) CloseTab(ctx context.Context, tab string) error {
+	if _, err := cdpt.Call(ctx, b.conn.Browser(), target.CloseTarget, target.CloseTargetParams{TargetID: target.ID(tab)}); err != nil {
+		return fmt.Errorf("closing tab %s: %w", tab, err)
+	}
+	return nil
+}
+
+// ActivateTab brings a tab to the front.
+func (b *Browser) ActivateTab(ctx context.Context, tab string) error {
+	if _, err := cdpt.Call(ctx, b.conn.Browser(), target.ActivateTarget, target.ActivateTargetParams{TargetID: target.ID(tab)}); err != nil {
+		return fmt.Errorf("activating tab %s: %w", tab, err)
+	}
+	return nil
+}
+
+// Reload reloads a tab.
+func (b *Browser) Reload(ctx context.Context, tab string) error {
+	s := b.tabSession(tab)
+	if s == nil {
+		return fmt.Errorf("reloading tab %s: %w", tab, ErrTargetGone)
+	}
+	if _, err := cdpt.Call(ctx, s, page.Reload, page.ReloadParams{}); err != nil {
+		return fmt.Errorf("reloading tab %s: %w", tab, err)
+	}
+	return nil
+}
+
+// Navigate loads url in a tab.
+func (b *Browser) Navigate(ctx context.Context, tab, url string) error {
+	s := b.tabSession(tab)
+	if s == nil {
+		return fmt.Errorf("navigating tab %s: %w", tab, ErrTargetGone)
+	}
+	res, err := cdpt.Call(ctx, s, page.Navigate, page.NavigateParams{URL: url})
+	if err == nil && res.ErrorText != "" {
+		err = fmt.Errorf("%s", res.ErrorText)
+	}
+	if err != nil {
+		return fmt.Errorf("navigating tab %s to %s: %w", tab, url, err)
+	}
+	return nil
+}
+
+// tabSession returns the session of a tab once its setup is done.
+func (b *Browser) tabSession(tab string) *Session {
+	b.mu.Lock()
+	var found *targetState
+	for _, t := range b.targets {
+		if t.kind == "page" && t.targetID == tab {
+			found = t
+		}
+	}
+	b.mu.Unlock()
+	if found == nil {
+		return nil
+	}
+	<-found.ready
+	return found.sess
+}
+
+// BlankTab returns a tab that shows about:blank (the tab a launched browser
+// starts with), or "" when there is none.
+func (b *Browser) BlankTab() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, t := range b.targets {
+		if t.kind == "page" && (t.url == "about:blank" || t.url == "") {
+			return t.targetID
+		}
+	}
+	return ""
+}
+
+// Version returns the browser's product and protocol version.
+func Version(ctx context.Context, c *Conn) (*browser.GetVersionResult, error) {
+	v, err := cdpt.Call(ctx, c.Browser(), browser.GetVersion, cdpt.Empty{})
+	if err != nil {
+		return nil, fmt.Errorf("asking the browser for its version: %w", err)
+	}
+	return &v, nil
+}

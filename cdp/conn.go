@@ -1,0 +1,376 @@
+// Package cdp speaks the Chrome DevTools Protocol for webmcp-cdp: it launches
+// or attaches to a browser, follows every target (tabs, popups, out-of-process
+// frames, new documents after navigation), injects the page script, reads the
+// tools of each document, and runs them. Nothing here knows about MCP.
+//
+// It uses chromedp's transports (a pipe for launch, a WebSocket for attach)
+// and cdproto's types, with a small flat-session multiplexer of its own:
+// chromedp's high-level Target layer ignores sessions it did not create, and
+// auto-attached popups and frames must be set up before they run.
+package cdp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+)
+
+// ErrClosed is the error of calls on a connection or session that ended.
+var ErrClosed = errors.New("the browser connection is closed")
+
+// ErrTargetGone is the error of calls in flight when their target detached
+// (the tab or frame was closed).
+var ErrTargetGone = errors.New("the tab was closed")
+
+// Conn multiplexes flat CDP sessions over one transport. One goroutine reads;
+// event handlers run on it, in order, and must not block.
+type Conn struct {
+	t      chromedp.Transport
+	logger *slog.Logger
+	nextID atomic.Int64
+
+	mu       sync.Mutex
+	pending  map[int64]*Pending
+	sessions map[target.SessionID]*Session
+	err      error
+
+	browser *Session
+	done    chan struct{}
+}
+
+// NewConn starts reading t. Close it with Close.
+func NewConn(t chromedp.Transport, logger *slog.Logger) *Conn {
+	c := &Conn{
+		t:        t,
+		logger:   logger,
+		pending:  make(map[int64]*Pending),
+		sessions: make(map[target.SessionID]*Session),
+		done:     make(chan struct{}),
+	}
+	c.browser = c.newSession("")
+	go c.read()
+	return c
+}
+
+// Browser returns the browser-level session.
+func (c *Conn) Browser() *Session { return c.browser }
+
+// Done is closed when the connection ends; Err then says why.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection ended, or nil while it is up.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Close closes the transport.
+func (c *Conn) Close() error {
+	err := c.t.Close()
+	<-c.done
+	return err
+}
+
+// Attach registers a flat session. It must be called from an event handler
+// of the reader (Target.attachedToTarget), so that no message of the session
+// is read before it exists.
+func (c *Conn) Attach(id target.SessionID) *Session {
+	return c.newSession(id)
+}
+
+func (c *Conn) newSession(id target.SessionID) *Session {
+	s := &Session{c: c, id: id, subs: make(map[string][]*subscription), closed: make(chan struct{})}
+	c.mu.Lock()
+	c.sessions[id] = s
+	c.mu.Unlock()
+	return s
+}
+
+// detach forgets a session and fails the calls it has in flight.
+func (c *Conn) detach(id target.SessionID) {
+	c.mu.Lock()
+	s, ok := c.sessions[id]
+	delete(c.sessions, id)
+	var failed []*Pending
+	for pid, p := range c.pending {
+		if p.session == id {
+			failed = append(failed, p)
+			delete(c.pending, pid)
+		}
+	}
+	c.mu.Unlock()
+	for _, p := range failed {
+		p.finish(nil, ErrTargetGone)
+	}
+	if ok {
+		s.close()
+	}
+}
+
+func (c *Conn) read() {
+	defer close(c.done)
+	for {
+		msg := new(cdproto.Message)
+		if err := c.t.Read(context.Background(), msg); err != nil {
+			c.fail(err)
+			return
+		}
+		if msg.ID != 0 {
+			c.mu.Lock()
+			p := c.pending[msg.ID]
+			delete(c.pending, msg.ID)
+			c.mu.Unlock()
+			if p != nil {
+				if msg.Error != nil {
+					p.finish(nil, msg.Error)
+				} else {
+					p.finish(msg.Result, nil)
+				}
+			}
+			continue
+		}
+		c.mu.Lock()
+		s := c.sessions[msg.SessionID]
+		c.mu.Unlock()
+		if s != nil {
+			s.dispatch(msg)
+		}
+	}
+}
+
+func (c *Conn) fail(err error) {
+	c.mu.Lock()
+	c.err = fmt.Errorf("the browser connection ended: %w", err)
+	pending := c.pending
+	c.pending = make(map[int64]*Pending)
+	sessions := c.sessions
+	c.sessions = make(map[target.SessionID]*Session)
+	c.mu.Unlock()
+	for _, p := range pending {
+		p.finish(nil, ErrClosed)
+	}
+	for _, s := range sessions {
+		s.close()
+	}
+}
+
+// Session is one flat session: the browser's, or one target's. It satisfies
+// cdproto's cdp.Session, so the typed commands of cdproto work on it.
+type Session struct {
+	c  *Conn
+	id target.SessionID
+
+	// handler sees every event first, on the reader goroutine.
+	handler atomic.Pointer[func(*cdproto.Message)]
+
+	mu     sync.Mutex
+	subs   map[string][]*subscription
+	closed chan struct{}
+	once   sync.Once
+}
+
+// ID returns the session id ("" for the browser session).
+func (s *Session) ID() target.SessionID { return s.id }
+
+// Closed is closed when the session detaches or the connection ends.
+func (s *Session) Closed() <-chan struct{} { return s.closed }
+
+// SetHandler sets the function that sees every event of the session, on the
+// reader goroutine, before subscribers. It must not block.
+func (s *Session) SetHandler(f func(*cdproto.Message)) { s.handler.Store(&f) }
+
+func (s *Session) close() {
+	s.once.Do(func() {
+		close(s.closed)
+		s.mu.Lock()
+		subs := s.subs
+		s.subs = nil
+		s.mu.Unlock()
+		for _, list := range subs {
+			for _, sub := range list {
+				sub.stop()
+			}
+		}
+	})
+}
+
+func (s *Session) dispatch(msg *cdproto.Message) {
+	if h := s.handler.Load(); h != nil {
+		(*h)(msg)
+	}
+	s.mu.Lock()
+	subs := s.subs[string(msg.Method)]
+	s.mu.Unlock()
+	for _, sub := range subs {
+		sub.push(msg.Params)
+	}
+}
+
+// Pending is a command that was written and whose response is awaited.
+type Pending struct {
+	session target.SessionID
+	done    chan struct{}
+	result  jsonv2.Value
+	err     error
+	method  string
+}
+
+func (p *Pending) finish(result jsonv2.Value, err error) {
+	p.result, p.err = result, err
+	close(p.done)
+}
+
+// Wait waits for the response and decodes it into result (which may be nil).
+func (p *Pending) Wait(ctx context.Context, result any) error {
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if p.err != nil {
+		return fmt.Errorf("%s: %w", p.method, p.err)
+	}
+	if result == nil || len(p.result) == 0 {
+		return nil
+	}
+	if err := jsonv2.Unmarshal(p.result, result); err != nil {
+		return fmt.Errorf("decoding the result of %s: %w", p.method, err)
+	}
+	return nil
+}
+
+// Send writes a command and returns at once; Wait on the result. Sending
+// several commands before waiting pipelines them.
+func (s *Session) Send(method string, params any) (*Pending, error) {
+	c := s.c
+	var raw jsonv2.Value
+	if params != nil {
+		b, err := jsonv2.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("encoding %s: %w", method, err)
+		}
+		raw = b
+	}
+	id := c.nextID.Add(1)
+	p := &Pending{session: s.id, done: make(chan struct{}), method: method}
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if _, ok := c.sessions[s.id]; !ok {
+		c.mu.Unlock()
+		return nil, ErrTargetGone
+	}
+	c.pending[id] = p
+	c.mu.Unlock()
+	msg := &cdproto.Message{ID: id, SessionID: s.id, Method: cdproto.MethodType(method), Params: raw}
+	if err := c.t.Write(context.Background(), msg); err != nil {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		return nil, fmt.Errorf("sending %s: %w", method, err)
+	}
+	return p, nil
+}
+
+// Call sends a command and waits for its result. It satisfies cdp.Session.
+func (s *Session) Call(ctx context.Context, method string, params, result any) error {
+	p, err := s.Send(method, params)
+	if err != nil {
+		return err
+	}
+	return p.Wait(ctx, result)
+}
+
+// Subscribe satisfies cdp.Session: the events of method are buffered, without
+// loss, from now until cancel is called or the session closes.
+func (s *Session) Subscribe(method string) (<-chan jsonv2.Value, func()) {
+	sub := newSubscription()
+	s.mu.Lock()
+	if s.subs == nil {
+		s.mu.Unlock()
+		sub.stop()
+		return sub.out, func() {}
+	}
+	s.subs[method] = append(s.subs[method], sub)
+	s.mu.Unlock()
+	cancel := func() {
+		s.mu.Lock()
+		list := s.subs[method]
+		for i, x := range list {
+			if x == sub {
+				s.subs[method] = append(list[:i:i], list[i+1:]...)
+				break
+			}
+		}
+		s.mu.Unlock()
+		sub.stop()
+	}
+	return sub.out, cancel
+}
+
+// subscription buffers events without bound between the reader and a
+// consumer, so a slow consumer never stalls the connection.
+type subscription struct {
+	mu    sync.Mutex
+	queue []jsonv2.Value
+	wake  chan struct{}
+	out   chan jsonv2.Value
+	quit  chan struct{}
+	once  sync.Once
+}
+
+func newSubscription() *subscription {
+	sub := &subscription{wake: make(chan struct{}, 1), out: make(chan jsonv2.Value), quit: make(chan struct{})}
+	go sub.pump()
+	return sub
+}
+
+func (sub *subscription) push(v jsonv2.Value) {
+	sub.mu.Lock()
+	sub.queue = append(sub.queue, v)
+	sub.mu.Unlock()
+	select {
+	case sub.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (sub *subscription) stop() { sub.once.Do(func() { close(sub.quit) }) }
+
+func (sub *subscription) pump() {
+	defer close(sub.out)
+	for {
+		sub.mu.Lock()
+		var next jsonv2.Value
+		have := len(sub.queue) > 0
+		if have {
+			next = sub.queue[0]
+			sub.queue = sub.queue[1:]
+		}
+		sub.mu.Unlock()
+		if !have {
+			select {
+			case <-sub.wake:
+				continue
+			case <-sub.quit:
+				return
+			}
+		}
+		select {
+		case sub.out <- next:
+		case <-sub.quit:
+			return
+		}
+	}
+}

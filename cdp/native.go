@@ -1,0 +1,240 @@
+package cdp
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+
+	"github.com/chromedp/cdproto"
+	cdpt "github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/webmcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+)
+
+// nativeCalls pairs WebMCP.invokeTool calls with their toolResponded events.
+// The browser sends the response to invokeTool before the event, but the
+// caller registers its wait after reading the response, so an event can come
+// first: it is kept (boundedly) until its caller comes for it.
+type nativeCalls struct {
+	mu      sync.Mutex
+	waiters map[string]chan *webmcp.EventToolResponded
+	early   map[string]*webmcp.EventToolResponded
+	order   []string
+}
+
+func (n *nativeCalls) init() {
+	n.waiters = make(map[string]chan *webmcp.EventToolResponded)
+	n.early = make(map[string]*webmcp.EventToolResponded)
+}
+
+func (n *nativeCalls) responded(ev *webmcp.EventToolResponded) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if ch, ok := n.waiters[ev.InvocationID]; ok {
+		delete(n.waiters, ev.InvocationID)
+		ch <- ev
+		return
+	}
+	n.early[ev.InvocationID] = ev
+	n.order = append(n.order, ev.InvocationID)
+	if len(n.order) > 256 {
+		delete(n.early, n.order[0])
+		n.order = n.order[1:]
+	}
+}
+
+func (n *nativeCalls) wait(id string) chan *webmcp.EventToolResponded {
+	ch := make(chan *webmcp.EventToolResponded, 1)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if ev, ok := n.early[id]; ok {
+		delete(n.early, id)
+		ch <- ev
+		return ch
+	}
+	n.waiters[id] = ch
+	return ch
+}
+
+func (n *nativeCalls) forget(id string) {
+	n.mu.Lock()
+	delete(n.waiters, id)
+	n.mu.Unlock()
+}
+
+func nativeKey(t *targetState, frame cdpt.FrameID) string {
+	return string(t.sess.ID()) + "/native/" + string(frame)
+}
+
+// onNativeTools applies WebMCP.toolsAdded and toolsRemoved.
+func (b *Browser) onNativeTools(t *targetState, msg *cdproto.Message) {
+	type change struct {
+		frame cdpt.FrameID
+		add   *hub.Tool
+		id    webmcp.ToolID
+		name  string
+	}
+	var changes []change
+	if msg.Method == cdproto.EventWebMCPToolsAdded {
+		var ev webmcp.EventToolsAdded
+		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
+			return
+		}
+		for _, nt := range ev.Tools {
+			if nt == nil {
+				continue
+			}
+			pt := pageTool{Name: nt.Name, Description: nt.Description, Annotations: map[string]any{}}
+			if len(nt.InputSchema) > 0 {
+				s := string(nt.InputSchema)
+				if len(s) > b.opts.Limits.MaxSchema {
+					pt.Refused = "its inputSchema is over the size limit"
+				}
+				pt.InputSchema = &s
+			}
+			if len(nt.Description) > b.opts.Limits.MaxDescription {
+				pt.Refused = "its description is over the size limit"
+			}
+			if a := nt.Annotations; a != nil {
+				pt.Annotations["readOnlyHint"] = a.ReadOnly
+				pt.Annotations["untrustedContentHint"] = a.UntrustedContent
+				pt.Annotations["consequentialHint"] = a.Consequential
+				pt.Annotations["debugging"] = a.Debugging
+			}
+			tl, reason := b.checkTool(pt)
+			if reason != "" {
+				b.logger.Warn("refused a native tool", "tool", nt.Name, "reason", reason)
+				continue
+			}
+			changes = append(changes, change{frame: nt.FrameID, add: &tl, id: nt.ToolID, name: nt.Name})
+		}
+	} else {
+		var ev webmcp.EventToolsRemoved
+		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
+			return
+		}
+		for _, rt := range ev.Tools {
+			if rt != nil {
+				changes = append(changes, change{frame: rt.FrameID, id: rt.ToolID, name: rt.Name})
+			}
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	touched := map[cdpt.FrameID]bool{}
+	for _, c := range changes {
+		nd := t.natives[c.frame]
+		if nd == nil {
+			if c.add == nil {
+				continue
+			}
+			nd = &nativeDoc{key: nativeKey(t, c.frame), tools: map[string]hub.Tool{}, ids: map[webmcp.ToolID]string{}}
+			t.natives[c.frame] = nd
+		}
+		if c.add != nil {
+			if len(nd.tools) >= b.opts.Limits.MaxTools {
+				b.logger.Warn("refused a native tool", "tool", c.name, "reason", "too many tools in one document")
+				continue
+			}
+			nd.tools[c.name] = *c.add
+			nd.ids[c.id] = c.name
+		} else if name, ok := nd.ids[c.id]; ok {
+			delete(nd.ids, c.id)
+			delete(nd.tools, name)
+		}
+		touched[c.frame] = true
+	}
+	for frame := range touched {
+		nd := t.natives[frame]
+		tools := make([]hub.Tool, 0, len(nd.tools))
+		for _, tl := range nd.tools {
+			tools = append(tools, tl)
+		}
+		origin, url := t.frames[frame].origin, t.frames[frame].url
+		for _, d := range t.contexts {
+			if d.frameID == frame {
+				origin = d.origin
+				if d.url != "" {
+					url = d.url
+				}
+			}
+		}
+		b.sink.Update(hub.Doc{Key: nd.key, Tab: t.tab, Frame: string(frame), Origin: origin, URL: url, Backend: "native"}, tools)
+	}
+}
+
+// invokeNative runs a tool through the WebMCP domain.
+func (b *Browser) invokeNative(ctx context.Context, docKey, tool string, input json.RawMessage) (hub.Result, error) {
+	var t *targetState
+	var frame cdpt.FrameID
+	b.mu.Lock()
+	for _, ts := range b.targets {
+		for f, nd := range ts.natives {
+			if nd.key == docKey {
+				t, frame = ts, f
+			}
+		}
+	}
+	b.mu.Unlock()
+	if t == nil {
+		return hub.Result{}, ErrNavigated
+	}
+	res, err := cdpt.Call(ctx, t.sess, webmcp.InvokeTool, webmcp.InvokeToolParams{FrameID: frame, ToolName: tool, Input: jsonv2.Value(input)})
+	if err != nil {
+		if ctx.Err() != nil {
+			return hub.Result{}, ctx.Err()
+		}
+		return hub.Result{}, err
+	}
+	ch := b.native.wait(res.InvocationID)
+	select {
+	case ev := <-ch:
+		return nativeResult(ev, b.opts.Limits.MaxResult), nil
+	case <-t.sess.Closed():
+		b.native.forget(res.InvocationID)
+		return hub.Result{}, ErrTargetGone
+	case <-ctx.Done():
+		b.native.forget(res.InvocationID)
+		t.sess.Send(webmcp.CommandCancelInvocation, webmcp.CancelInvocationParams{InvocationID: res.InvocationID})
+		return hub.Result{}, ctx.Err()
+	}
+}
+
+// nativeResult maps toolResponded onto a hub.Result. Native WebMCP delivers
+// the output as the agent would see it: a string (the tool's string, or the
+// JSON text of another value).
+func nativeResult(ev *webmcp.EventToolResponded, maxBytes int) hub.Result {
+	if ev.Status != webmcp.InvocationStatusCompleted {
+		msg := ev.ErrorText
+		if ev.Exception != nil && ev.Exception.Description != "" {
+			msg = ev.Exception.Description
+		}
+		if msg == "" {
+			msg = "the tool call ended with status " + string(ev.Status)
+		}
+		if i := strings.Index(msg, "\n    at "); i > 0 {
+			msg = msg[:i] // keep the message, not the page's stack
+		}
+		return hub.Result{Err: msg}
+	}
+	if len(ev.Output) == 0 {
+		return hub.Result{Kind: "undefined"}
+	}
+	r := hub.Result{Kind: "json", Value: string(ev.Output)}
+	var s string
+	if json.Unmarshal(ev.Output, &s) == nil {
+		r = hub.Result{Kind: "string", Value: s}
+		var v any
+		if t := strings.TrimSpace(s); (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Unmarshal([]byte(t), &v) == nil {
+			r.Kind = "json"
+		}
+	}
+	if len(r.Value) > maxBytes {
+		r.Truncated = len(r.Value)
+		r.Value = r.Value[:maxBytes]
+	}
+	return r
+}
