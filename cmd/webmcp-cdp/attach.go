@@ -1,0 +1,50 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+)
+
+func newAttach() *cobra.Command {
+	var browserURL, wsEndpoint string
+	var reload bool
+	var sf serveFlags
+	cmd := &cobra.Command{
+		Use:   "attach (--browser-url URL | --ws-endpoint WS) [URL...]",
+		Short: "Connect to a Chrome started with --remote-debugging-port and serve its tabs' WebMCP tools over MCP on stdio",
+		Long: "attach follows every tab of a running Chrome. It never closes, reloads or navigates a tab of yours\n" +
+			"unless asked: --reload-existing reloads the tabs that loaded before it attached (their early\n" +
+			"registrations are otherwise unseen), and URLs given as arguments open in new tabs.",
+		RunE: func(cmd *cobra.Command, urls []string) error {
+			backend, err := sf.check()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			conn, err := cdp.Attach(ctx, browserURL, wsEndpoint, nil)
+			if err != nil {
+				return err
+			}
+			// Closing the connection detaches: the browser and its tabs stay.
+			defer conn.Close()
+			s, err := startSession(ctx, conn, &sf, backend, reload)
+			if err != nil {
+				return err
+			}
+			for _, u := range urls {
+				if _, err := s.browser.Open(ctx, u); err != nil {
+					return err
+				}
+			}
+			return s.serveStdio(ctx, nil, nil)
+		},
+	}
+	cmd.Flags().StringVar(&browserURL, "browser-url", "", "the browser's debugging address, e.g. http://127.0.0.1:9222")
+	cmd.Flags().StringVar(&wsEndpoint, "ws-endpoint", "", "the browser's WebSocket debugging URL (ws://...), instead of --browser-url")
+	cmd.Flags().BoolVar(&reload, "reload-existing", false, "reload the tabs that loaded before attaching, so their tools are seen")
+	cmd.MarkFlagsMutuallyExclusive("browser-url", "ws-endpoint")
+	cmd.MarkFlagsOneRequired("browser-url", "ws-endpoint")
+	sf.register(cmd.Flags())
+	return cmd
+}

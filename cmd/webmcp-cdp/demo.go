@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/fixtures"
+)
+
+func newDemo() *cobra.Command {
+	var lf launchFlags
+	var sf serveFlags
+	var exit bool
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Serve the built-in notes app, launch Chromium on it, call its tools through MCP, then serve MCP on stdio",
+		Long: "demo serves a notes app (five WebMCP tools) from this binary on 127.0.0.1, launches Chromium on it,\n" +
+			"lists the tools that appeared and calls a few through an in-process MCP client, printing what\n" +
+			"happened on stderr. It then serves MCP on stdio like launch, until the client goes away\n" +
+			"(with --exit, it stops after the demo).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			backend, err := sf.check()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return fmt.Errorf("serving the demo page: %w", err)
+			}
+			httpSrv := &http.Server{Handler: fixtures.Handler(), ReadHeaderTimeout: 5 * time.Second}
+			go httpSrv.Serve(ln)
+			defer httpSrv.Close()
+			pageURL := "http://" + ln.Addr().String() + "/notes/"
+
+			proc, err := cdp.Launch(ctx, lf.options(backend))
+			if err != nil {
+				return err
+			}
+			defer proc.Close()
+			s, err := startSession(ctx, proc.Conn(), &sf, backend, false)
+			if err != nil {
+				return err
+			}
+			if err := runDemo(ctx, os.Stderr, s, pageURL); err != nil {
+				return err
+			}
+			if exit {
+				return nil
+			}
+			fmt.Fprintln(os.Stderr, "\nServing MCP on stdio now; the notes app stays at", pageURL)
+			return s.serveStdio(ctx, proc.Exited(), proc.ExitReason)
+		},
+	}
+	lf.register(cmd)
+	sf.register(cmd.Flags())
+	cmd.Flags().BoolVar(&exit, "exit", false, "stop after the demo instead of serving MCP on stdio")
+	return cmd
+}
+
+// runDemo opens the notes app, waits for its tools, and calls some of them
+// through a real MCP client connected in memory, printing each step to w.
+func runDemo(ctx context.Context, w io.Writer, s *session, pageURL string) error {
+	start := time.Now()
+	if err := s.openURLs(ctx, []string{pageURL}); err != nil {
+		return err
+	}
+	clientT, serverT := mcp.NewInMemoryTransports()
+	if _, err := s.server.MCP().Connect(ctx, serverT, nil); err != nil {
+		return fmt.Errorf("connecting the demo client: %w", err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "webmcp-cdp-demo", Version: version}, nil)
+	cs, err := client.Connect(ctx, clientT, nil)
+	if err != nil {
+		return fmt.Errorf("connecting the demo client: %w", err)
+	}
+	defer cs.Close()
+
+	var pageTools []*mcp.Tool
+	deadline := time.Now().Add(15 * time.Second)
+	for len(pageTools) < 5 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the demo page's tools did not appear within 15 s (found %d of 5); run with --log-level debug to see why", len(pageTools))
+		}
+		time.Sleep(50 * time.Millisecond)
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("listing tools: %w", err)
+		}
+		pageTools = pageTools[:0]
+		for _, t := range res.Tools {
+			if !strings.HasPrefix(t.Name, "webmcp_") {
+				pageTools = append(pageTools, t)
+			}
+		}
+	}
+	fmt.Fprintf(w, "webmcp-cdp demo: the notes app at %s registered %d tools (%s after launch):\n", pageURL, len(pageTools), time.Since(start).Round(time.Millisecond))
+	var add, list, stats string
+	for _, t := range pageTools {
+		fmt.Fprintf(w, "  %-40s %s\n", t.Name, t.Description)
+		switch {
+		case strings.HasSuffix(t.Name, "_add_note"):
+			add = t.Name
+		case strings.HasSuffix(t.Name, "_list_notes"):
+			list = t.Name
+		case strings.HasSuffix(t.Name, "_get_stats"):
+			stats = t.Name
+		}
+	}
+	calls := []struct {
+		name string
+		args map[string]any
+	}{
+		{add, map[string]any{"title": "Hello", "content": "written by an MCP client through webmcp-cdp", "tag": "demo"}},
+		{add, map[string]any{"title": "Second note", "content": "tools run in the page", "tag": "demo"}},
+		{list, map[string]any{}},
+		{stats, map[string]any{}},
+	}
+	for _, c := range calls {
+		t0 := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: c.args})
+		if err != nil {
+			return fmt.Errorf("calling %s: %w", c.name, err)
+		}
+		args, _ := json.Marshal(c.args)
+		fmt.Fprintf(w, "\ncall %s %s  (%s)\n", c.name, args, time.Since(t0).Round(time.Microsecond))
+		for _, content := range res.Content {
+			if tc, ok := content.(*mcp.TextContent); ok {
+				fmt.Fprintf(w, "  -> %s\n", tc.Text)
+			}
+		}
+		if res.IsError {
+			return fmt.Errorf("the demo call %s failed", c.name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+// Command webmcp-cdp makes the WebMCP tools of web pages usable by any MCP
+// client: it launches Chrome (or attaches to one), puts the WebMCP page API
+// into every document over the Chrome DevTools Protocol, and serves the tools
+// that pages register as routed MCP tools.
+//
+// The commands are in one file each; this package only parses flags and
+// wires the packages together.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRoot().ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "webmcp-cdp:", err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
+		os.Exit(1)
+	}
+}
+
+func newRoot() *cobra.Command {
+	var level string
+	root := &cobra.Command{
+		Use:           "webmcp-cdp",
+		Short:         "Serve the WebMCP tools of web pages to MCP clients, over the Chrome DevTools Protocol",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			var l slog.Level
+			if err := l.UnmarshalText([]byte(level)); err != nil {
+				return fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+			}
+			// stdout belongs to the MCP stdio transport: logs go to stderr.
+			slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})))
+			return nil
+		},
+	}
+	root.PersistentFlags().StringVar(&level, "log-level", "info", "log level: debug, info, warn or error (logs go to stderr)")
+	root.AddCommand(newLaunch(), newAttach(), newDemo(), newPolyfill(), newVersion())
+	return root
+}
