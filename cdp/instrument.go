@@ -429,6 +429,13 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 			b.sink.DropDoc(nd.key)
 		}
 		b.mu.Unlock()
+	case cdproto.EventPageJavascriptDialogOpening:
+		// Nobody is there to answer: dismiss, so the page never hangs.
+		// (A confirm() then returns false, a prompt() null.)
+		var ev page.EventJavascriptDialogOpening
+		jsonv2.Unmarshal(msg.Params, &ev)
+		b.logger.Warn("dismissed a page dialog: no person is there to answer it", "type", ev.Type, "message", truncate(ev.Message, 200), "url", ev.URL)
+		go t.sess.Send(page.CommandHandleJavaScriptDialog, &page.HandleJavaScriptDialogParams{Accept: ev.Type == page.DialogTypeAlert})
 	case cdproto.EventTargetAttachedToTarget:
 		b.onAttached(msg.Params, t)
 	case cdproto.EventTargetDetachedFromTarget:
@@ -543,6 +550,13 @@ func (b *Browser) callBridge(ctx context.Context, s *Session, obj runtime.Remote
 		return fmt.Errorf("the page script returned bad JSON: %w", err)
 	}
 	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func exceptionText(e *runtime.ExceptionDetails) string {

@@ -182,7 +182,7 @@ type openArgs struct {
 
 type callArgs struct {
 	Name      string          `json:"name" jsonschema:"the routed tool name, as tools/list or webmcp_list_tabs shows it"`
-	Arguments json.RawMessage `json:"arguments,omitempty" jsonschema:"the tool's arguments, a JSON object"`
+	Arguments map[string]any `json:"arguments,omitempty" jsonschema:"the tool's arguments, a JSON object"`
 }
 
 type tabsOut struct {
@@ -197,7 +197,11 @@ func (s *Server) addOwnTools() {
 		})
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_call", Description: "[webmcp-cdp] Call any page tool by its routed name, for clients whose tool list is out of date."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in callArgs) (*mcp.CallToolResult, any, error) {
-			return s.hub.Call(ctx, in.Name, in.Arguments), nil, nil
+			args, err := json.Marshal(in.Arguments)
+			if err != nil {
+				return nil, nil, fmt.Errorf("encoding the arguments: %w", err)
+			}
+			return s.hub.Call(ctx, in.Name, args), nil, nil
 		})
 	if s.opts.Tabs == nil {
 		return

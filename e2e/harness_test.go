@@ -1,0 +1,256 @@
+// Package e2e drives the real webmcp-cdp binary as an MCP stdio server with
+// the go-sdk client, against a real Chromium and the fixture pages served on
+// 127.0.0.1. Chromium is required: without it the tests fail and say how to
+// install it.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/fixtures"
+)
+
+// binary is the webmcp-cdp built by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	if _, err := cdp.FindChrome(""); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: these tests need a real Chromium:", err)
+		os.Exit(1)
+	}
+	dir, err := os.MkdirTemp("", "webmcp-cdp-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "webmcp-cdp")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/webmcp-cdp")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building webmcp-cdp:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// serveFixtures serves the fixture pages on 127.0.0.1 and returns the base
+// URL (no trailing slash).
+func serveFixtures(t testing.TB) string {
+	t.Helper()
+	srv := httptest.NewServer(fixtures.Handler())
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// client is a go-sdk client session on a webmcp-cdp subprocess.
+type client struct {
+	t       testing.TB
+	cs      *mcp.ClientSession
+	cmd     *exec.Cmd
+	stderr  *syncBuffer
+	changes chan struct{}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs webmcp-cdp with args as a stdio MCP server and connects.
+func start(t testing.TB, args ...string) *client {
+	t.Helper()
+	c := &client{t: t, stderr: &syncBuffer{}, changes: make(chan struct{}, 1000)}
+	c.cmd = exec.Command(binary, args...)
+	c.cmd.Stderr = c.stderr
+	cl := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case c.changes <- struct{}{}:
+			default:
+			}
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := cl.Connect(ctx, &mcp.CommandTransport{Command: c.cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting to webmcp-cdp %v: %v\nstderr:\n%s", args, err, c.stderr.String())
+	}
+	c.cs = cs
+	t.Cleanup(func() {
+		cs.Close()
+		if t.Failed() {
+			t.Logf("webmcp-cdp stderr:\n%s", c.stderr.String())
+		}
+	})
+	return c
+}
+
+// tools lists the tools by name.
+func (c *client) tools() map[string]*mcp.Tool {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := c.cs.ListTools(ctx, nil)
+	if err != nil {
+		c.t.Fatalf("tools/list: %v", err)
+	}
+	out := make(map[string]*mcp.Tool, len(res.Tools))
+	for _, tl := range res.Tools {
+		out[tl.Name] = tl
+	}
+	return out
+}
+
+// waitFor polls tools/list until cond holds, and fails after 20 s.
+func (c *client) waitFor(what string, cond func(map[string]*mcp.Tool) bool) map[string]*mcp.Tool {
+	c.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		tools := c.tools()
+		if cond(tools) {
+			return tools
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("timed out waiting for %s; tools: %v", what, names(tools))
+		}
+		time.Sleep(40 * time.Millisecond)
+	}
+}
+
+// toolWithSuffix returns the one page tool whose name ends in _suffix.
+func toolWithSuffix(tools map[string]*mcp.Tool, suffix string) []string {
+	var out []string
+	for n := range tools {
+		if strings.HasSuffix(n, "_"+suffix) && !strings.HasPrefix(n, "webmcp_") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func hasSuffix(suffix string, n int) func(map[string]*mcp.Tool) bool {
+	return func(tools map[string]*mcp.Tool) bool { return len(toolWithSuffix(tools, suffix)) >= n }
+}
+
+func names(tools map[string]*mcp.Tool) []string {
+	out := make([]string, 0, len(tools))
+	for n := range tools {
+		out = append(out, n)
+	}
+	return out
+}
+
+// call calls a tool and returns its result.
+func (c *client) call(name string, args any) *mcp.CallToolResult {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		c.t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return res
+}
+
+// text joins the text content of a result.
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// callOK calls a tool and fails the test on isError.
+func (c *client) callOK(name string, args any) string {
+	c.t.Helper()
+	res := c.call(name, args)
+	if res.IsError {
+		c.t.Fatalf("%s returned isError: %s", name, text(res))
+	}
+	return text(res)
+}
+
+// drainChanges forgets the list_changed notifications received so far.
+func (c *client) drainChanges() {
+	for {
+		select {
+		case <-c.changes:
+		default:
+			return
+		}
+	}
+}
+
+// waitChange waits for a notifications/tools/list_changed.
+func (c *client) waitChange(what string) {
+	c.t.Helper()
+	select {
+	case <-c.changes:
+	case <-time.After(15 * time.Second):
+		c.t.Fatalf("no tools/list_changed after %s", what)
+	}
+}
+
+// tabs returns webmcp_list_tabs's structured output.
+func (c *client) tabs() []struct {
+	Tab   int      `json:"tab"`
+	URL   string   `json:"url"`
+	Tools []string `json:"tools"`
+} {
+	c.t.Helper()
+	res := c.call("webmcp_list_tabs", map[string]any{})
+	var out struct {
+		Tabs []struct {
+			Tab   int      `json:"tab"`
+			URL   string   `json:"url"`
+			Tools []string `json:"tools"`
+		} `json:"tabs"`
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &out); err != nil {
+		c.t.Fatalf("webmcp_list_tabs gave %s: %v", b, err)
+	}
+	return out.Tabs
+}
+
+// source returns a tool's _meta["webmcp-cdp/source"].
+func source(t testing.TB, tool *mcp.Tool) map[string]any {
+	t.Helper()
+	src, ok := tool.Meta["webmcp-cdp/source"].(map[string]any)
+	if !ok {
+		t.Fatalf("%s has no _meta webmcp-cdp/source: %v", tool.Name, tool.Meta)
+	}
+	return src
+}
