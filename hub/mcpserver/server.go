@@ -181,7 +181,7 @@ type openArgs struct {
 }
 
 type callArgs struct {
-	Name      string          `json:"name" jsonschema:"the routed tool name, as tools/list or webmcp_list_tabs shows it"`
+	Name      string         `json:"name" jsonschema:"the routed tool name, as tools/list or webmcp_list_tabs shows it"`
 	Arguments map[string]any `json:"arguments,omitempty" jsonschema:"the tool's arguments, a JSON object"`
 }
 
