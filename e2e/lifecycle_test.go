@@ -1,0 +1,243 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+)
+
+// browserPIDs returns the processes other than webmcp-cdp itself whose
+// command line holds marker (a profile directory unique to the test).
+func browserPIDs(marker string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), marker) && !strings.HasPrefix(string(cmdline), binary) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func waitNoBrowser(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(browserPIDs(marker)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("browser processes outlived webmcp-cdp: %v", browserPIDs(marker))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// runRaw starts webmcp-cdp with a stdin pipe and waits until its log says
+// the browser is ready.
+func runRaw(t *testing.T, args ...string) (*exec.Cmd, io.WriteCloser, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stderr.String(), "browser ready") {
+		if time.Now().After(deadline) {
+			t.Fatalf("webmcp-cdp did not get ready:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cmd, stdin, stderr
+}
+
+func waitExit(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatalf("waiting for webmcp-cdp: %v", err)
+		}
+		return 0
+	case <-time.After(20 * time.Second):
+		t.Fatal("webmcp-cdp did not exit")
+		return -1
+	}
+}
+
+// TestLaunchLeavesNoBrowser: when the MCP client goes away, launch exits 0
+// and takes every browser process with it.
+func TestLaunchLeavesNoBrowser(t *testing.T) {
+	profile := t.TempDir()
+	cmd, stdin, stderr := runRaw(t, "launch", "--headless", "--user-data-dir", profile, "about:blank")
+	if len(browserPIDs(profile)) == 0 {
+		t.Fatal("no browser process found for the test's profile")
+	}
+	stdin.Close()
+	if code := waitExit(t, cmd); code != 0 {
+		t.Fatalf("exit code %d after the client went away, want 0\n%s", code, stderr.String())
+	}
+	waitNoBrowser(t, profile)
+}
+
+// TestBrowserDeathExitsNonZero: when the browser dies, webmcp-cdp says so on
+// stderr and exits non-zero.
+func TestBrowserDeathExitsNonZero(t *testing.T) {
+	profile := t.TempDir()
+	cmd, _, stderr := runRaw(t, "launch", "--headless", "--user-data-dir", profile)
+	for _, pid := range browserPIDs(profile) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if code := waitExit(t, cmd); code == 0 {
+		t.Fatalf("exit code 0 after the browser died\n%s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "lost the browser") {
+		t.Errorf("stderr does not say the browser was lost:\n%s", stderr.String())
+	}
+}
+
+// startChrome starts a browser with remote debugging on a free port, on
+// url, and returns its debugging address.
+func startChrome(t *testing.T, url string) string {
+	t.Helper()
+	exe, err := cdp.FindChrome("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile := t.TempDir()
+	args := []string{"--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--remote-debugging-port=0", "--user-data-dir=" + profile, url}
+	if os.Geteuid() == 0 {
+		args = append(args, "--no-sandbox")
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+	portFile := filepath.Join(profile, "DevToolsActivePort")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if f, err := os.Open(portFile); err == nil {
+			sc := bufio.NewScanner(f)
+			sc.Scan()
+			port := strings.TrimSpace(sc.Text())
+			f.Close()
+			if port != "" {
+				return "http://127.0.0.1:" + port
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the browser did not write DevToolsActivePort")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type devtoolsTarget struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+	URL  string `json:"url"`
+}
+
+func listTargets(t *testing.T, browserURL string) []devtoolsTarget {
+	t.Helper()
+	resp, err := http.Get(browserURL + "/json/list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out []devtoolsTarget
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func waitPageLoaded(t *testing.T, browserURL, suffix string) devtoolsTarget {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		for _, tg := range listTargets(t, browserURL) {
+			if tg.Type == "page" && strings.HasSuffix(tg.URL, suffix) {
+				return tg
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no page ending in %s", suffix)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestAttach: attach follows a tab opened after it attached, leaves the
+// user's first tab alone (open, same URL) when it exits, and with
+// --reload-existing sees the first tab's tools.
+func TestAttach(t *testing.T) {
+	base := serveFixtures(t)
+	browserURL := startChrome(t, base+"/notes/")
+	first := waitPageLoaded(t, browserURL, "/notes/")
+	time.Sleep(300 * time.Millisecond) // let the page run its scripts before we attach
+
+	c := start(t, "attach", "--browser-url", browserURL)
+	// The user opens a tab after we attached.
+	req, _ := http.NewRequest(http.MethodPut, browserURL+"/json/new?"+base+"/current/", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	tools := c.waitFor("the new tab's tools", hasSuffix("echo", 1))
+	if got := c.callOK(toolWithSuffix(tools, "echo")[0], map[string]any{"text": "attached"}); got != "attached" {
+		t.Errorf("echo = %q", got)
+	}
+	if !strings.Contains(c.stderr.String(), "loaded before we attached") {
+		t.Errorf("the log does not name the tab whose early registrations were unseen")
+	}
+	c.cs.Close()
+	time.Sleep(200 * time.Millisecond)
+
+	found := false
+	for _, tg := range listTargets(t, browserURL) {
+		if tg.ID == first.ID && tg.URL == first.URL {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the user's first tab is gone or moved after webmcp-cdp exited: %+v", listTargets(t, browserURL))
+	}
+
+	// With --reload-existing the first tab's tools show up.
+	c2 := start(t, "attach", "--reload-existing", "--browser-url", browserURL)
+	c2.waitFor("the first tab's tools after --reload-existing", hasSuffix("add_note", 1))
+}
