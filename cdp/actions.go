@@ -3,6 +3,8 @@ package cdp
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/chromedp/cdproto/browser"
 	cdpt "github.com/chromedp/cdproto/cdp"
@@ -42,7 +44,21 @@ func (b *Browser) Reload(ctx context.Context, tab string) error {
 	if s == nil {
 		return fmt.Errorf("reloading tab %s: %w", tab, ErrTargetGone)
 	}
-	if _, err := cdpt.Call(ctx, s, page.Reload, page.ReloadParams{}); err != nil {
+	// Right after a navigation commits, the session may still point at the
+	// old document's frame host for a moment ("Not attached to an active
+	// page"): try again shortly.
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		if _, err = cdpt.Call(ctx, s, page.Reload, page.ReloadParams{}); err == nil || !strings.Contains(err.Error(), "Not attached to an active page") {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("reloading tab %s: %w", tab, err)
 	}
 	return nil

@@ -211,7 +211,7 @@ func (b *Browser) onBrowserEvent(msg *cdproto.Message) {
 		b.mu.Lock()
 		for _, t := range b.targets {
 			if t.kind == "page" && t.targetID == string(ev.TargetInfo.TargetID) {
-				b.sink.TabOpened(t.tab, ev.TargetInfo.URL, ev.TargetInfo.Title)
+				b.reportTabLocked(t, ev.TargetInfo.URL, ev.TargetInfo.Title)
 			}
 		}
 		b.mu.Unlock()
@@ -248,12 +248,22 @@ func (b *Browser) onAttached(params jsonv2.Value, parent *targetState) {
 	b.mu.Lock()
 	b.targets[ev.SessionID] = t
 	if kind == "page" {
-		b.sink.TabOpened(t.tab, ev.TargetInfo.URL, ev.TargetInfo.Title)
+		b.reportTabLocked(t, ev.TargetInfo.URL, ev.TargetInfo.Title)
 	}
 	b.mu.Unlock()
 	b.logger.Debug("attached", "type", kind, "target", t.targetID, "url", ev.TargetInfo.URL, "paused", ev.WaitingForDebugger)
 	existing := !ev.WaitingForDebugger && ev.TargetInfo.URL != "" && ev.TargetInfo.URL != "about:blank"
 	go b.setup(t, existing)
+}
+
+// reportTabLocked tells the sink about a tab once it shows a page: empty
+// tabs (the one a launched browser starts with, a popup before its first
+// navigation) get no tab number.
+func (b *Browser) reportTabLocked(t *targetState, url, title string) {
+	if url == "" || url == "about:blank" {
+		return
+	}
+	b.sink.TabOpened(t.tab, url, title)
 }
 
 // setup sends the per-target commands pipelined, in the order that keeps

@@ -87,20 +87,19 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 	return &session{browser: b, hub: h, server: srv, conn: conn}, nil
 }
 
-// openURLs loads the start URLs: the first in the launch tab when there is
-// an empty one, the others in new tabs.
+// openURLs opens the start URLs in new tabs, then closes the empty tab the
+// browser started with. (Navigating that tab instead leaves a session on
+// which Page.reload fails with "Not attached to an active page".)
 func (s *session) openURLs(ctx context.Context, urls []string) error {
-	for i, u := range urls {
-		if i == 0 {
-			if blank := s.browser.BlankTab(); blank != "" {
-				if err := s.browser.Navigate(ctx, blank, u); err != nil {
-					return err
-				}
-				continue
-			}
-		}
+	blank := s.browser.BlankTab()
+	for _, u := range urls {
 		if _, err := s.browser.Open(ctx, u); err != nil {
 			return err
+		}
+	}
+	if blank != "" && len(urls) > 0 {
+		if err := s.browser.CloseTab(ctx, blank); err != nil {
+			slog.Debug("closing the start tab", "err", err)
 		}
 	}
 	return nil

@@ -1,0 +1,149 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	cdpt "github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+)
+
+// The benchmarks report milliseconds as custom metrics; run them with
+//
+//	go test ./e2e -run '^$' -bench . -benchtime 3x
+//
+// They drive the same real parts as the tests: the binary over stdio, the
+// go-sdk client, Chromium.
+
+// BenchmarkLaunchToTools: from starting `webmcp-cdp launch URL` to the first
+// tools/list that holds the demo's five tools.
+func BenchmarkLaunchToTools(b *testing.B) {
+	base := serveFixtures(b)
+	var total time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		c := start(b, "launch", "--headless", base+"/notes/")
+		for len(toolWithSuffix(c.tools(), "get_stats")) == 0 || len(toolWithSuffix(c.tools(), "add_note")) == 0 {
+			time.Sleep(2 * time.Millisecond)
+		}
+		total += time.Since(t0)
+		c.cs.Close()
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/launch-to-tools")
+}
+
+// BenchmarkNavigationToTools: from asking for a reload to the client's
+// tools/list holding the page's tools again (the tools are dropped on
+// navigation, so this is navigation start -> tools seen by the client).
+func BenchmarkNavigationToTools(b *testing.B) {
+	base := serveFixtures(b)
+	c := start(b, "launch", "--headless", base+"/notes/")
+	c.waitFor("tools", hasSuffix("get_stats", 1))
+	var samples []time.Duration
+	for b.Loop() {
+		c.drainChanges()
+		t0 := time.Now()
+		c.callOK("webmcp_reload_tab", map[string]any{"tab": 1})
+		c.waitChange("reload")
+		for len(toolWithSuffix(c.tools(), "get_stats")) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		samples = append(samples, time.Since(t0))
+	}
+	b.ReportMetric(ms(percentile(samples, 50)), "ms/p50-nav-to-tools")
+}
+
+// BenchmarkCallOverhead measures, in one run, 200 sequential tools/call over
+// stdio into a page and 200 raw Runtime.callFunctionOn round trips into a
+// page of a browser driven directly, and reports both p50s and their ratio.
+func BenchmarkCallOverhead(b *testing.B) {
+	base := serveFixtures(b)
+	c := start(b, "launch", "--headless", base+"/current/")
+	tools := c.waitFor("tools", hasSuffix("echo", 1))
+	echo := toolWithSuffix(tools, "echo")[0]
+	raw := rawCaller(b, base+"/current/")
+	var viaMCP, direct []time.Duration
+	ctx := context.Background()
+	for b.Loop() {
+		for i := 0; i < 200; i++ {
+			t0 := time.Now()
+			c.callOK(echo, map[string]any{"text": "x"})
+			viaMCP = append(viaMCP, time.Since(t0))
+			t0 = time.Now()
+			if err := raw(ctx); err != nil {
+				b.Fatal(err)
+			}
+			direct = append(direct, time.Since(t0))
+		}
+	}
+	p50m, p50r := percentile(viaMCP, 50), percentile(direct, 50)
+	b.ReportMetric(ms(p50m), "ms/p50-tools-call-stdio")
+	b.ReportMetric(ms(percentile(viaMCP, 99)), "ms/p99-tools-call-stdio")
+	b.ReportMetric(ms(p50r), "ms/p50-raw-callFunctionOn")
+	b.ReportMetric(float64(p50m)/float64(p50r), "x-ratio")
+}
+
+// rawCaller launches its own browser on url and returns a func that makes
+// one Runtime.callFunctionOn round trip into the page.
+func rawCaller(b *testing.B, url string) func(context.Context) error {
+	ctx := context.Background()
+	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{Headless: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { proc.Close() })
+	conn := proc.Conn()
+	created, err := cdpt.Call(ctx, conn.Browser(), target.CreateTarget, target.CreateTargetParams{URL: url})
+	if err != nil {
+		b.Fatal(err)
+	}
+	att, err := cdpt.Call(ctx, conn.Browser(), target.AttachToTarget, target.AttachToTargetParams{TargetID: created.TargetID, Flatten: ptr(true)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sess := conn.Attach(att.SessionID)
+	var obj runtime.RemoteObjectID
+	for deadline := time.Now().Add(10 * time.Second); obj == ""; {
+		res, err := cdpt.Call(ctx, sess, runtime.Evaluate, runtime.EvaluateParams{Expression: "location.href !== 'about:blank' && document.readyState === 'complete' ? document : null"})
+		if err == nil && res.Result != nil {
+			obj = res.Result.ObjectID
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("the raw page did not load")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	params := runtime.CallFunctionOnParams{
+		FunctionDeclaration: "async function(s){return JSON.stringify({ok:true,value:s})}",
+		ObjectID:            obj,
+		Arguments:           []*runtime.CallArgument{{Value: []byte(`"x"`)}},
+		AwaitPromise:        ptr(true),
+		ReturnByValue:       ptr(true),
+	}
+	return func(ctx context.Context) error {
+		_, err := cdpt.Call(ctx, sess, runtime.CallFunctionOn, params)
+		if err != nil {
+			return fmt.Errorf("raw callFunctionOn: %w", err)
+		}
+		return nil
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func percentile(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[(len(s)-1)*p/100]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
