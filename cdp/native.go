@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/chromedp/cdproto"
 	cdpt "github.com/chromedp/cdproto/cdp"
@@ -40,9 +41,19 @@ func (n *nativeCalls) responded(ev *webmcp.EventToolResponded) {
 	}
 	n.early[ev.InvocationID] = ev
 	n.order = append(n.order, ev.InvocationID)
-	if len(n.order) > 256 {
+	// Keep at most 256 unclaimed events; ids already claimed are skipped.
+	for len(n.early) > 256 && len(n.order) > 0 {
 		delete(n.early, n.order[0])
 		n.order = n.order[1:]
+	}
+	if len(n.order) > 4*256 {
+		kept := n.order[:0]
+		for _, id := range n.order {
+			if _, ok := n.early[id]; ok {
+				kept = append(kept, id)
+			}
+		}
+		n.order = kept
 	}
 }
 
@@ -234,7 +245,11 @@ func nativeResult(ev *webmcp.EventToolResponded, maxBytes int) hub.Result {
 	}
 	if len(r.Value) > maxBytes {
 		r.Truncated = len(r.Value)
-		r.Value = r.Value[:maxBytes]
+		cut := maxBytes
+		for cut > 0 && !utf8.RuneStart(r.Value[cut]) {
+			cut--
+		}
+		r.Value = r.Value[:cut]
 	}
 	return r
 }

@@ -1,0 +1,282 @@
+package cdp
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/webmcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+)
+
+func newNativeCalls() *nativeCalls {
+	n := new(nativeCalls)
+	n.init()
+	return n
+}
+
+func responded(id string) *webmcp.EventToolResponded {
+	return &webmcp.EventToolResponded{InvocationID: id, Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`"` + id + `"`)}
+}
+
+// take returns what ch already holds, or nil.
+func take(ch chan *webmcp.EventToolResponded) *webmcp.EventToolResponded {
+	select {
+	case ev := <-ch:
+		return ev
+	default:
+		return nil
+	}
+}
+
+func TestNativeCallsEarly(t *testing.T) {
+	n := newNativeCalls()
+	ev := responded("1")
+	n.responded(ev)
+	ch := n.wait("1")
+	if got := take(ch); got != ev {
+		t.Fatalf("an early event was not delivered to its wait: %v", got)
+	}
+	if len(n.early) != 0 {
+		t.Errorf("a claimed early event is still kept: %v", n.early)
+	}
+	// It is delivered once: a second wait for the id gets nothing.
+	if got := take(n.wait("1")); got != nil {
+		t.Errorf("an early event was delivered twice: %v", got)
+	}
+}
+
+func TestNativeCallsWaitFirst(t *testing.T) {
+	n := newNativeCalls()
+	ch := n.wait("7")
+	if got := take(ch); got != nil {
+		t.Fatalf("wait delivered %v before any event", got)
+	}
+	// Another invocation's event does not reach this waiter.
+	n.responded(responded("8"))
+	if got := take(ch); got != nil {
+		t.Fatalf("the waiter of 7 got %v", got)
+	}
+	ev := responded("7")
+	n.responded(ev) // must not block: the channel has room
+	if got := take(ch); got != ev {
+		t.Fatalf("the waiter got %v, want the event of 7", got)
+	}
+	if _, ok := n.waiters["7"]; ok {
+		t.Error("a served waiter is still registered")
+	}
+	if _, ok := n.early["7"]; ok {
+		t.Error("an event that had a waiter was also kept as early")
+	}
+}
+
+func TestNativeCallsForget(t *testing.T) {
+	n := newNativeCalls()
+	ch := n.wait("3")
+	n.forget("3")
+	if _, ok := n.waiters["3"]; ok {
+		t.Fatal("forget left the waiter")
+	}
+	n.responded(responded("3"))
+	if got := take(ch); got != nil {
+		t.Errorf("a forgotten waiter got %v", got)
+	}
+	n.forget("never-waited") // harmless
+}
+
+func TestNativeCallsEarlyBounded(t *testing.T) {
+	n := newNativeCalls()
+	const pushed = 300
+	for i := range pushed {
+		n.responded(responded(fmt.Sprint(i)))
+		if len(n.early) > 256 {
+			t.Fatalf("after %d events, %d are kept", i+1, len(n.early))
+		}
+	}
+	if len(n.early) > 256 || len(n.order) > 256 {
+		t.Errorf("kept %d events (order %d), want at most 256", len(n.early), len(n.order))
+	}
+	// The newest are the ones kept.
+	last := fmt.Sprint(pushed - 1)
+	if got := take(n.wait(last)); got == nil || got.InvocationID != last {
+		t.Errorf("the newest early event was dropped: %v", got)
+	}
+	if got := take(n.wait("0")); got != nil {
+		t.Errorf("the oldest early event was kept: %v", got)
+	}
+}
+
+func TestNativeResult(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ev   webmcp.EventToolResponded
+		max  int
+		want hub.Result
+	}{
+		{
+			name: "string",
+			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`"hi"`)},
+			want: hub.Result{Kind: "string", Value: "hi"},
+		},
+		{
+			name: "string holding an object",
+			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`"{\"a\":1}"`)},
+			want: hub.Result{Kind: "json", Value: `{"a":1}`},
+		},
+		{
+			name: "string holding an array",
+			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`" [1,2]"`)},
+			want: hub.Result{Kind: "json", Value: ` [1,2]`},
+		},
+		{
+			name: "string that only looks like an object",
+			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`"{not json"`)},
+			want: hub.Result{Kind: "string", Value: "{not json"},
+		},
+		{
+			name: "non-string output",
+			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`{"b":[1]}`)},
+			want: hub.Result{Kind: "json", Value: `{"b":[1]}`},
+		},
+		{
+			name: "no output",
+			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted},
+			want: hub.Result{Kind: "undefined"},
+		},
+		{
+			name: "error with a stack",
+			ev: webmcp.EventToolResponded{Status: webmcp.InvocationStatusError, ErrorText: "Uncaught",
+				Exception: &runtime.RemoteObject{Type: runtime.RemoteObjectTypeObject, Description: "Error: boom\n    at x"}},
+			want: hub.Result{Err: "Error: boom"},
+		},
+		{
+			name: "error text only",
+			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusError, ErrorText: "tool not found"},
+			want: hub.Result{Err: "tool not found"},
+		},
+		{
+			name: "error with an empty exception description",
+			ev: webmcp.EventToolResponded{Status: webmcp.InvocationStatusError, ErrorText: "Uncaught",
+				Exception: &runtime.RemoteObject{Type: runtime.RemoteObjectTypeString}},
+			want: hub.Result{Err: "Uncaught"},
+		},
+		{
+			name: "output over the limit",
+			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`"hello world"`)},
+			max:  5,
+			want: hub.Result{Kind: "string", Value: "hello", Truncated: 11},
+		},
+		{
+			name: "json output over the limit",
+			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`[1,2,3]`)},
+			max:  3,
+			want: hub.Result{Kind: "json", Value: "[1,", Truncated: 7},
+		},
+		{
+			name: "output at the limit",
+			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`"hello"`)},
+			max:  5,
+			want: hub.Result{Kind: "string", Value: "hello"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			limit := tc.max
+			if limit == 0 {
+				limit = 1 << 20
+			}
+			if got := nativeResult(&tc.ev, limit); got != tc.want {
+				t.Errorf("nativeResult = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNativeResultCanceledWithoutText(t *testing.T) {
+	got := nativeResult(&webmcp.EventToolResponded{InvocationID: "1", Status: webmcp.InvocationStatusCanceled}, 1<<20)
+	if got.Err == "" || !strings.Contains(got.Err, string(webmcp.InvocationStatusCanceled)) {
+		t.Errorf("Err = %q, want one naming the status %q", got.Err, webmcp.InvocationStatusCanceled)
+	}
+	if got.Kind != "" || got.Value != "" {
+		t.Errorf("a canceled call has a value: %+v", got)
+	}
+}
+
+func TestObjectSchema(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		in     string
+		want   map[string]any // nil: refused
+		same   bool           // the input passes unchanged
+		reason string         // part of the reason when refused
+	}{
+		{name: "no type", in: `{"properties":{}}`, want: map[string]any{"type": "object", "properties": map[string]any{}}},
+		{name: "object", in: `{"type":"object"}`, want: map[string]any{"type": "object"}, same: true},
+		{name: "object with properties", in: `{"type":"object","properties":{"q":{"type":"string"}}}`, same: true,
+			want: map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}},
+		{name: "string type", in: `{"type":"string"}`, reason: "string"},
+		{name: "array type", in: `{"type":["object","null"]}`, reason: "type"},
+		{name: "array", in: `[]`, reason: "not a JSON object"},
+		{name: "string", in: `"x"`, reason: "not a JSON object"},
+		{name: "null", in: `null`, reason: "not a JSON object"},
+		{name: "not JSON", in: `{`, reason: "not a JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, reason := objectSchema([]byte(tc.in))
+			if tc.want == nil {
+				if reason == "" {
+					t.Fatalf("objectSchema(%s) was accepted as %s", tc.in, out)
+				}
+				if !strings.Contains(reason, tc.reason) {
+					t.Errorf("reason %q does not say %q", reason, tc.reason)
+				}
+				if out != nil {
+					t.Errorf("a refused schema came back as %s", out)
+				}
+				return
+			}
+			if reason != "" {
+				t.Fatalf("objectSchema(%s) refused: %s", tc.in, reason)
+			}
+			if tc.same && string(out) != tc.in {
+				t.Errorf("objectSchema(%s) = %s, want it unchanged", tc.in, out)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("output %s: %v", out, err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("objectSchema(%s) = %v, want %v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+// A cut never splits a character, and claimed early events do not count
+// against the bound of unclaimed ones.
+func TestNativeFixes(t *testing.T) {
+	r := nativeResult(&webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: []byte(`"héllo"`)}, 2)
+	if !utf8.ValidString(r.Value) || r.Value != "h" || r.Truncated != 6 {
+		t.Errorf("cut = %q (truncated %d), want \"h\" of 6", r.Value, r.Truncated)
+	}
+	var n nativeCalls
+	n.init()
+	n.responded(&webmcp.EventToolResponded{InvocationID: "X"})
+	for i := 0; i < 300; i++ {
+		id := fmt.Sprint("Y", i)
+		n.responded(&webmcp.EventToolResponded{InvocationID: id})
+		<-n.wait(id)
+	}
+	select {
+	case ev := <-n.wait("X"):
+		if ev.InvocationID != "X" {
+			t.Errorf("got %s", ev.InvocationID)
+		}
+	default:
+		t.Error("an unclaimed event was dropped although only claimed ones came after it")
+	}
+}
