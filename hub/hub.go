@@ -114,6 +114,30 @@ type Hub struct {
 	seq     uint64
 	version uint64
 	subs    []func()
+	onCall  []func(CallRecord)
+}
+
+// CallRecord describes a finished tool call.
+type CallRecord struct {
+	// At is when the call started.
+	At time.Time
+	// Tool is the routed name.
+	Tool string
+	// Tab is the number of the tab the call went to (0 when none).
+	Tab int
+	// Took is how long the call took.
+	Took time.Duration
+	// OK is false when the result is an error.
+	OK bool
+	// Error is the error text, cut to 200 bytes.
+	Error string
+}
+
+// OnCall registers f to be called after every tool call. f must not block.
+func (h *Hub) OnCall(f func(CallRecord)) {
+	h.mu.Lock()
+	h.onCall = append(h.onCall, f)
+	h.mu.Unlock()
 }
 
 type tab struct {
@@ -377,6 +401,30 @@ func errorResult(format string, args ...any) *mcp.CallToolResult {
 // Call runs the routed tool name with the arguments (a JSON object, or empty
 // for none). Every failure is a result with IsError set, worded for the model.
 func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
+	start := time.Now()
+	tabN := 0
+	res := h.call(ctx, name, args, &tabN)
+	h.mu.Lock()
+	obs := h.onCall
+	h.mu.Unlock()
+	if len(obs) > 0 {
+		rec := CallRecord{At: start, Tool: name, Tab: tabN, Took: time.Since(start), OK: !res.IsError}
+		if res.IsError && len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				rec.Error = tc.Text
+				if len(rec.Error) > 200 {
+					rec.Error = rec.Error[:200]
+				}
+			}
+		}
+		for _, f := range obs {
+			f(rec)
+		}
+	}
+	return res
+}
+
+func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, tabN *int) *mcp.CallToolResult {
 	h.mu.Lock()
 	r, ok := h.routes[name]
 	var c candidate
@@ -389,6 +437,7 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) *mcp.
 	if !ok {
 		return errorResult("no open page has a tool named %q: its tab may have closed or navigated away; list the tools again", name)
 	}
+	*tabN = t.n
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,6 +45,33 @@ type Server struct {
 	logger *slog.Logger
 	wake   chan struct{}
 	listed map[string]hub.RoutedTool
+	calls  callLog
+}
+
+// callLog keeps the last calls for the status page.
+type callLog struct {
+	mu   sync.Mutex
+	recs []hub.CallRecord
+}
+
+func (l *callLog) add(r hub.CallRecord) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, r)
+	if len(l.recs) > 50 {
+		l.recs = l.recs[len(l.recs)-50:]
+	}
+}
+
+// list returns the calls, newest first.
+func (l *callLog) list() []hub.CallRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]hub.CallRecord, len(l.recs))
+	for i, r := range l.recs {
+		out[len(out)-1-i] = r
+	}
+	return out
 }
 
 // New returns a server over h. It follows the catalog until ctx ends.
@@ -67,6 +95,7 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 	})
 	s.addOwnTools()
 	h.OnChange(s.poke)
+	h.OnCall(s.calls.add)
 	s.sync()
 	go s.follow(ctx)
 	return s

@@ -1,0 +1,198 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"html/template"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HTTPOptions configures the streamable HTTP endpoint.
+type HTTPOptions struct {
+	// Addr is where to listen: "host:port", ":port" or "port". A missing
+	// host means 127.0.0.1.
+	Addr string
+	// Token is the bearer token every request must carry. It is required
+	// when Addr is not a loopback address.
+	Token string
+	// MaxBodyBytes bounds a request body (default 4 MiB).
+	MaxBodyBytes int64
+	// AllowedHosts are further Host/Origin host names accepted besides the
+	// listening address (for a server behind a name).
+	AllowedHosts []string
+}
+
+// ListenAddr normalises an --http value and says whether it is loopback.
+func ListenAddr(addr string) (string, bool, error) {
+	if addr == "" {
+		return "", false, errors.New("--http needs an address such as 127.0.0.1:8808")
+	}
+	if !strings.Contains(addr, ":") {
+		addr = ":" + addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", false, fmt.Errorf("--http %q: %w", addr, err)
+	}
+	if port == "" {
+		return "", false, fmt.Errorf("--http %q: no port", addr)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	ip := net.ParseIP(host)
+	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
+	return net.JoinHostPort(host, port), loopback, nil
+}
+
+// HTTP is a running streamable HTTP endpoint.
+type HTTP struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+// Addr returns the address the endpoint listens on.
+func (h *HTTP) Addr() string { return h.ln.Addr().String() }
+
+// Close stops the endpoint.
+func (h *HTTP) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return h.srv.Shutdown(ctx)
+}
+
+// ServeHTTP listens on opts.Addr and serves MCP at /mcp (go-sdk's
+// streamable handler, with sessions, so every client gets list_changed) and
+// a status page at /. Errors of the listener after start go to errc.
+func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
+	addr, loopback, err := ListenAddr(opts.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if !loopback && opts.Token == "" {
+		return nil, fmt.Errorf("--http %s is not a loopback address: set --token (or WEBMCP_CDP_TOKEN) so that only your clients can call the browser's tools", addr)
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 4 << 20
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	h := s.httpHandler(opts, ln.Addr().String(), loopback)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("the HTTP endpoint stopped: %w", err)
+		}
+	}()
+	s.logger.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "token", opts.Token != "")
+	return &HTTP{srv: srv, ln: ln}, nil
+}
+
+func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool) http.Handler {
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Logger:              s.logger,
+		MaxRequestBodyBytes: opts.MaxBodyBytes,
+		SessionTimeout:      30 * time.Minute,
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpHandler)
+	mux.HandleFunc("GET /{$}", s.statusPage)
+	var h http.Handler = mux
+	if opts.Token != "" {
+		verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+			if subtle.ConstantTimeCompare([]byte(token), []byte(opts.Token)) != 1 {
+				return nil, fmt.Errorf("%w: wrong bearer token", auth.ErrInvalidToken)
+			}
+			return &auth.TokenInfo{UserID: "token-holder"}, nil
+		}
+		h = auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	}
+	return originGuard(h, allowedHosts(bound, loopback, opts.AllowedHosts), loopback)
+}
+
+// allowedHosts lists the host names (without port) that Host and Origin may
+// name: the loopback names for a loopback server, else the bound host (when
+// it is not 0.0.0.0 or ::) and the extra names.
+func allowedHosts(bound string, loopback bool, extra []string) map[string]bool {
+	ok := make(map[string]bool)
+	host, _, _ := net.SplitHostPort(bound)
+	if loopback {
+		for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
+			ok[h] = true
+		}
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+		ok[host] = true
+	}
+	for _, h := range extra {
+		ok[strings.ToLower(h)] = true
+	}
+	return ok
+}
+
+// originGuard refuses requests whose Host or Origin is not the server's own,
+// against DNS rebinding and cross-site requests from browsers. A server on
+// 0.0.0.0 without extra names cannot know its own name: there Host is not
+// checked (the token still is), but a browser Origin must be a known name.
+func originGuard(next http.Handler, hosts map[string]bool, loopback bool) http.Handler {
+	checkHost := loopback || len(hosts) > 0
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if checkHost {
+			h := r.Host
+			if hh, _, err := net.SplitHostPort(h); err == nil {
+				h = hh
+			}
+			if !hosts[strings.ToLower(strings.Trim(h, "[]"))] {
+				http.Error(w, fmt.Sprintf("forbidden: Host %q is not this server's", r.Host), http.StatusForbidden)
+				return
+			}
+		}
+		if o := r.Header.Get("Origin"); o != "" {
+			u, err := url.Parse(o)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !hosts[strings.ToLower(u.Hostname())] {
+				http.Error(w, fmt.Sprintf("forbidden: Origin %q is not this server's", o), http.StatusForbidden)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+var statusTemplate = template.Must(template.New("status").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="2">
+<title>webmcp-cdp</title>
+<style>body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;background:#14161a;color:#e3e6eb}
+table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{padding:.2rem .6rem;border-bottom:1px solid #333;text-align:left;vertical-align:top}
+code{font-family:ui-monospace,monospace}.err{color:#f88}.ok{color:#8f8}.muted{color:#8b93a1}</style></head>
+<body><h1>webmcp-cdp {{.Version}}</h1>
+<h2>Tabs</h2>
+<table><tr><th>tab</th><th>URL</th><th>title</th><th>tools</th></tr>
+{{range .Tabs}}<tr><td>{{.N}}{{if .Active}} (active){{end}}</td><td><code>{{.URL}}</code></td><td>{{.Title}}</td><td>{{range .Tools}}<code>{{.}}</code><br>{{else}}<span class="muted">none</span>{{end}}</td></tr>
+{{else}}<tr><td colspan="4" class="muted">no tabs</td></tr>{{end}}</table>
+<h2>Last calls</h2>
+<table><tr><th>when</th><th>tool</th><th>tab</th><th>took</th><th>result</th></tr>
+{{range .Calls}}<tr><td>{{.At.Format "15:04:05.000"}}</td><td><code>{{.Tool}}</code></td><td>{{.Tab}}</td><td>{{.Took}}</td><td>{{if .OK}}<span class="ok">ok</span>{{else}}<span class="err">error</span> {{.Error}}{{end}}</td></tr>
+{{else}}<tr><td colspan="5" class="muted">no calls yet</td></tr>{{end}}</table>
+</body></html>`))
+
+func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	statusTemplate.Execute(w, map[string]any{
+		"Version": s.opts.Version,
+		"Tabs":    s.hub.Tabs(),
+		"Calls":   s.calls.list(),
+	})
+}
