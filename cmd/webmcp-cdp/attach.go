@@ -10,6 +10,7 @@ func newAttach() *cobra.Command {
 	var browserURL, wsEndpoint string
 	var reload bool
 	var sf serveFlags
+	var hf httpFlags
 	cmd := &cobra.Command{
 		Use:   "attach (--browser-url URL | --ws-endpoint WS) [URL...]",
 		Short: "Connect to a Chrome started with --remote-debugging-port and serve its tabs' WebMCP tools over MCP on stdio",
@@ -19,6 +20,9 @@ func newAttach() *cobra.Command {
 		RunE: func(cmd *cobra.Command, urls []string) error {
 			backend, err := sf.check()
 			if err != nil {
+				return err
+			}
+			if err := hf.check(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -37,7 +41,7 @@ func newAttach() *cobra.Command {
 					return err
 				}
 			}
-			return s.serveStdio(ctx, nil, nil)
+			return s.serve(ctx, &hf, nil, nil)
 		},
 	}
 	cmd.Flags().StringVar(&browserURL, "browser-url", "", "the browser's debugging address, e.g. http://127.0.0.1:9222")
@@ -46,5 +50,6 @@ func newAttach() *cobra.Command {
 	cmd.MarkFlagsMutuallyExclusive("browser-url", "ws-endpoint")
 	cmd.MarkFlagsOneRequired("browser-url", "ws-endpoint")
 	sf.register(cmd.Flags())
+	hf.register(cmd.Flags())
 	return cmd
 }

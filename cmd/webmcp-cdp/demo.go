@@ -21,6 +21,7 @@ import (
 func newDemo() *cobra.Command {
 	var lf launchFlags
 	var sf serveFlags
+	var hf httpFlags
 	var exit bool
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -33,6 +34,9 @@ func newDemo() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			backend, err := sf.check()
 			if err != nil {
+				return err
+			}
+			if err := hf.check(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -60,12 +64,15 @@ func newDemo() *cobra.Command {
 			if exit {
 				return nil
 			}
-			fmt.Fprintln(os.Stderr, "\nServing MCP on stdio now; the notes app stays at", pageURL)
-			return s.serveStdio(ctx, proc.Exited(), proc.ExitReason)
+			if hf.addr == "" {
+				fmt.Fprintln(os.Stderr, "\nServing MCP on stdio now; the notes app stays at", pageURL)
+			}
+			return s.serve(ctx, &hf, proc.Exited(), proc.ExitReason)
 		},
 	}
 	lf.register(cmd)
 	sf.register(cmd.Flags())
+	hf.register(cmd.Flags())
 	cmd.Flags().BoolVar(&exit, "exit", false, "stop after the demo instead of serving MCP on stdio")
 	return cmd
 }

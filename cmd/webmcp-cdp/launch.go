@@ -35,12 +35,16 @@ func (f *launchFlags) options(backend polyfill.Backend) cdp.LaunchOptions {
 func newLaunch() *cobra.Command {
 	var lf launchFlags
 	var sf serveFlags
+	var hf httpFlags
 	cmd := &cobra.Command{
 		Use:   "launch [flags] [URL...]",
 		Short: "Start Chromium, open the URLs, and serve their WebMCP tools over MCP on stdio",
 		RunE: func(cmd *cobra.Command, urls []string) error {
 			backend, err := sf.check()
 			if err != nil {
+				return err
+			}
+			if err := hf.check(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -56,10 +60,11 @@ func newLaunch() *cobra.Command {
 			if err := s.openURLs(ctx, urls); err != nil {
 				return err
 			}
-			return s.serveStdio(ctx, proc.Exited(), proc.ExitReason)
+			return s.serve(ctx, &hf, proc.Exited(), proc.ExitReason)
 		},
 	}
 	lf.register(cmd)
 	sf.register(cmd.Flags())
+	hf.register(cmd.Flags())
 	return cmd
 }

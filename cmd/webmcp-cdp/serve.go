@@ -120,15 +120,7 @@ func (s *session) serveStdio(ctx context.Context, exited <-chan struct{}, why fu
 		slog.Info("the MCP client went away; stopping")
 		return nil
 	case <-s.conn.Done():
-		reason := fmt.Sprint(s.conn.Err())
-		if exited != nil {
-			select {
-			case <-exited:
-				reason = "the browser exited: " + why()
-			case <-time.After(2 * time.Second):
-			}
-		}
-		return &exitError{code: 2, err: fmt.Errorf("lost the browser: %s", reason)}
+		return s.lost(exited, why)
 	case err := <-s.browser.Fatal():
 		return &exitError{code: 2, err: err}
 	case <-ctx.Done():

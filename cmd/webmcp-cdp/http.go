@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+)
+
+// httpFlags choose the MCP transport: stdio by default, streamable HTTP
+// with --http.
+type httpFlags struct {
+	addr         string
+	token        string
+	allowedHosts []string
+	maxBody      int64
+}
+
+func (f *httpFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.addr, "http", "", "serve MCP over streamable HTTP at http://ADDR/mcp instead of stdio (ADDR: host:port, :port or port; the host defaults to 127.0.0.1)")
+	fs.StringVar(&f.token, "token", "", "bearer token HTTP clients must send (default $WEBMCP_CDP_TOKEN); required when --http is not loopback")
+	fs.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "further host names accepted in Host and Origin headers (for a server reached by name)")
+	fs.Int64Var(&f.maxBody, "max-body-bytes", 4<<20, "largest HTTP request body")
+}
+
+// check refuses bad --http values before anything starts.
+func (f *httpFlags) check() error {
+	if f.addr == "" {
+		return nil
+	}
+	addr, loopback, err := mcpserver.ListenAddr(f.addr)
+	if err != nil {
+		return err
+	}
+	if !loopback && f.options().Token == "" {
+		return fmt.Errorf("--http %s is not a loopback address: set --token (or WEBMCP_CDP_TOKEN) so that only your clients can call the browser's tools", addr)
+	}
+	if f.maxBody < 1024 {
+		return fmt.Errorf("--max-body-bytes %d: must be at least 1024", f.maxBody)
+	}
+	return nil
+}
+
+func (f *httpFlags) options() mcpserver.HTTPOptions {
+	token := f.token
+	if token == "" {
+		token = os.Getenv("WEBMCP_CDP_TOKEN")
+	}
+	return mcpserver.HTTPOptions{Addr: f.addr, Token: token, MaxBodyBytes: f.maxBody, AllowedHosts: f.allowedHosts}
+}
+
+// serve serves MCP on the transport the flags choose, until the client
+// goes away (stdio), the browser goes away, or ctx ends.
+func (s *session) serve(ctx context.Context, hf *httpFlags, exited <-chan struct{}, why func() string) error {
+	if hf == nil || hf.addr == "" {
+		return s.serveStdio(ctx, exited, why)
+	}
+	errc := make(chan error, 1)
+	h, err := s.server.ServeHTTP(hf.options(), errc)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	defer h.Close()
+	select {
+	case err := <-errc:
+		return &exitError{code: 2, err: err}
+	case <-s.conn.Done():
+		return s.lost(exited, why)
+	case err := <-s.browser.Fatal():
+		return &exitError{code: 2, err: err}
+	case <-ctx.Done():
+		slog.Info("interrupted; stopping")
+		return nil
+	}
+}
+
+// lost words the end of the browser connection, waiting briefly for the
+// process's own exit status when we launched it.
+func (s *session) lost(exited <-chan struct{}, why func() string) error {
+	reason := fmt.Sprint(s.conn.Err())
+	if exited != nil {
+		select {
+		case <-exited:
+			reason = "the browser exited: " + why()
+		case <-time.After(2 * time.Second):
+		}
+	}
+	return &exitError{code: 2, err: errors.New("lost the browser: " + reason)}
+}

@@ -1,0 +1,208 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// startHTTP runs webmcp-cdp with --http and returns the /mcp URL it logs.
+func startHTTP(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd, _, stderr := runRaw(t, args...)
+	_ = cmd
+	re := regexp.MustCompile(`url=(http://\S+/mcp)`)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if m := re.FindStringSubmatch(stderr.String()); m != nil {
+			return m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("webmcp-cdp did not say where it serves HTTP:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// bearer adds a token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// httpClient connects a go-sdk client to an HTTP endpoint.
+func httpClient(t *testing.T, endpoint, token string) *client {
+	t.Helper()
+	c := &client{t: t, stderr: &syncBuffer{}, changes: make(chan struct{}, 1000)}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case c.changes <- struct{}{}:
+			default:
+			}
+		},
+	})
+	hc := &http.Client{}
+	if token != "" {
+		hc.Transport = bearer{token: token, next: http.DefaultTransport}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", endpoint, err)
+	}
+	c.cs = cs
+	t.Cleanup(func() { cs.Close() })
+	return c
+}
+
+// TestHTTPTwoClients: two clients at once over streamable HTTP each see the
+// page tools and each gets list_changed; the status page shows tabs and calls.
+func TestHTTPTwoClients(t *testing.T) {
+	base := serveFixtures(t)
+	endpoint := startHTTP(t, "launch", "--headless", "--http", "127.0.0.1:0", base+"/current/")
+	a := httpClient(t, endpoint, "")
+	b := httpClient(t, endpoint, "")
+	tools := a.waitFor("tools over HTTP", hasSuffix("echo", 1))
+	b.waitFor("tools over HTTP (second client)", hasSuffix("echo", 1))
+	if got := b.callOK(toolWithSuffix(tools, "echo")[0], map[string]any{"text": "two"}); got != "two" {
+		t.Errorf("echo = %q", got)
+	}
+	a.drainChanges()
+	b.drainChanges()
+	a.callOK("webmcp_open_tab", map[string]any{"url": base + "/notes/"})
+	a.waitChange("a tab opened (client a)")
+	b.waitChange("a tab opened (client b)")
+
+	status := get(t, strings.TrimSuffix(endpoint, "/mcp")+"/", nil)
+	for _, want := range []string{"/current/", "/notes/", "_echo", "ok"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("the status page lacks %q", want)
+		}
+	}
+}
+
+func get(t *testing.T, url string, header http.Header) string {
+	t.Helper()
+	code, body := do(t, http.MethodGet, url, header, "")
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, code, body)
+	}
+	return body
+}
+
+func do(t *testing.T, method, url string, header http.Header, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v[0]
+			continue
+		}
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(b)
+}
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// TestHTTPGuards: DNS rebinding (foreign Host or Origin) is refused, bodies
+// are bounded, and a non-loopback address needs a token that every request
+// must then carry.
+func TestHTTPGuards(t *testing.T) {
+	endpoint := startHTTP(t, "launch", "--headless", "--http", "127.0.0.1:0", "--max-body-bytes", "10000")
+	jsonHdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	with := func(k, v string) http.Header {
+		h := jsonHdr.Clone()
+		h.Set(k, v)
+		return h
+	}
+	tests := []struct {
+		name     string
+		header   http.Header
+		body     string
+		wantCode int
+	}{
+		{"plain", jsonHdr, initialize, http.StatusOK},
+		{"foreign origin", with("Origin", "http://evil.example"), initialize, http.StatusForbidden},
+		{"null origin", with("Origin", "null"), initialize, http.StatusForbidden},
+		{"own origin", with("Origin", "http://localhost"), initialize, http.StatusOK},
+		{"foreign host", with("Host", "evil.example:80"), initialize, http.StatusForbidden},
+		{"huge body", jsonHdr, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 20000) + `"}}`, http.StatusRequestEntityTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := do(t, http.MethodPost, endpoint, tt.header, tt.body)
+			if code != tt.wantCode {
+				t.Errorf("status %d, want %d: %.300s", code, tt.wantCode, body)
+			}
+		})
+	}
+}
+
+func TestHTTPTokenOffLoopback(t *testing.T) {
+	// Without a token, a non-loopback address is refused at start.
+	cmd, _, stderr := runRawNoWait(t, "launch", "--headless", "--http", "0.0.0.0:0")
+	if code := waitExit(t, cmd); code == 0 || !strings.Contains(stderr.String(), "set --token") {
+		t.Fatalf("exit %d without a token off loopback; stderr:\n%s", code, stderr.String())
+	}
+
+	endpoint := startHTTP(t, "launch", "--headless", "--http", "0.0.0.0:0", "--token", "s3cret")
+	// The logged URL names 0.0.0.0: reach it on loopback.
+	_, port, _ := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(endpoint, "http://"), "/mcp"))
+	endpoint = "http://127.0.0.1:" + port + "/mcp"
+	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	if code, _ := do(t, http.MethodPost, endpoint, hdr, initialize); code != http.StatusUnauthorized {
+		t.Errorf("no token: status %d, want 401", code)
+	}
+	wrong := hdr.Clone()
+	wrong.Set("Authorization", "Bearer nope")
+	if code, _ := do(t, http.MethodPost, endpoint, wrong, initialize); code != http.StatusUnauthorized {
+		t.Errorf("wrong token: status %d, want 401", code)
+	}
+	c := httpClient(t, endpoint, "s3cret")
+	if _, ok := c.tools()["webmcp_list_tabs"]; !ok {
+		t.Error("with the token, tools/list lacks webmcp_list_tabs")
+	}
+}
+
+// runRawNoWait starts webmcp-cdp without waiting for it to get ready.
+func runRawNoWait(t *testing.T, args ...string) (*exec.Cmd, io.WriteCloser, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = io.Discard, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill() })
+	return cmd, stdin, stderr
+}
