@@ -98,6 +98,8 @@ type Browser struct {
 	targets map[target.SessionID]*targetState
 	docs    map[string]*docState
 	native  nativeCalls
+	// inflight holds the contexts of the calls running in each tab.
+	inflight map[string][]*context.Context
 }
 
 type targetState struct {
@@ -440,12 +442,7 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		}
 		b.mu.Unlock()
 	case cdproto.EventPageJavascriptDialogOpening:
-		// Nobody is there to answer: dismiss, so the page never hangs.
-		// (A confirm() then returns false, a prompt() null.)
-		var ev page.EventJavascriptDialogOpening
-		jsonv2.Unmarshal(msg.Params, &ev)
-		b.logger.Warn("dismissed a page dialog: no person is there to answer it", "type", ev.Type, "message", truncate(ev.Message, 200), "url", ev.URL)
-		go t.sess.Send(page.CommandHandleJavaScriptDialog, &page.HandleJavaScriptDialogParams{Accept: ev.Type == page.DialogTypeAlert})
+		b.onDialog(t, msg.Params)
 	case cdproto.EventTargetAttachedToTarget:
 		b.onAttached(msg.Params, t)
 	case cdproto.EventTargetDetachedFromTarget:
@@ -729,6 +726,7 @@ func (b *Browser) Invoke(ctx context.Context, docKey, tool string, input json.Ra
 	if d == nil || !d.alive {
 		return hub.Result{}, ErrNavigated
 	}
+	defer b.track(ctx, d.t.tab)()
 	callID := strconv.FormatInt(b.callSeq.Add(1), 10)
 	var out struct {
 		OK        bool   `json:"ok"`

@@ -193,6 +193,7 @@ func (b *Browser) invokeNative(ctx context.Context, docKey, tool string, input j
 	if t == nil {
 		return hub.Result{}, ErrNavigated
 	}
+	defer b.track(ctx, t.tab)()
 	res, err := cdpt.Call(ctx, t.sess, webmcp.InvokeTool, webmcp.InvokeToolParams{FrameID: frame, ToolName: tool, Input: jsonv2.Value(input)})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -87,20 +87,35 @@ func (s *syncBuffer) String() string {
 // start runs webmcp-cdp with args as a stdio MCP server and connects.
 func start(t testing.TB, args ...string) *client {
 	t.Helper()
+	return startWith(t, nil, args...)
+}
+
+// startWith is start with client options (such as an elicitation handler).
+func startWith(t testing.TB, opts *mcp.ClientOptions, args ...string) *client {
+	t.Helper()
+	return startProto(t, opts, "", args...)
+}
+
+// startProto is startWith with the MCP protocol version the client asks
+// for ("" for the latest).
+func startProto(t testing.TB, opts *mcp.ClientOptions, version string, args ...string) *client {
+	t.Helper()
 	c := &client{t: t, stderr: &syncBuffer{}, changes: make(chan struct{}, 1000)}
 	c.cmd = exec.Command(binary, args...)
 	c.cmd.Stderr = c.stderr
-	cl := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case c.changes <- struct{}{}:
-			default:
-			}
-		},
-	})
+	if opts == nil {
+		opts = &mcp.ClientOptions{}
+	}
+	opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case c.changes <- struct{}{}:
+		default:
+		}
+	}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := cl.Connect(ctx, &mcp.CommandTransport{Command: c.cmd}, nil)
+	cs, err := cl.Connect(ctx, &mcp.CommandTransport{Command: c.cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connecting to webmcp-cdp %v: %v\nstderr:\n%s", args, err, c.stderr.String())
 	}

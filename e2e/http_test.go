@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,22 +49,30 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // httpClient connects a go-sdk client to an HTTP endpoint.
 func httpClient(t *testing.T, endpoint, token string) *client {
 	t.Helper()
+	return httpClientWith(t, endpoint, token, nil, "")
+}
+
+// httpClientWith is httpClient with client options and a protocol version.
+func httpClientWith(t *testing.T, endpoint, token string, opts *mcp.ClientOptions, version string) *client {
+	t.Helper()
 	c := &client{t: t, stderr: &syncBuffer{}, changes: make(chan struct{}, 1000)}
-	cl := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case c.changes <- struct{}{}:
-			default:
-			}
-		},
-	})
+	if opts == nil {
+		opts = &mcp.ClientOptions{}
+	}
+	opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case c.changes <- struct{}{}:
+		default:
+		}
+	}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "1"}, opts)
 	hc := &http.Client{}
 	if token != "" {
 		hc.Transport = bearer{token: token, next: http.DefaultTransport}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil)
+	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", endpoint, err)
 	}
@@ -205,4 +215,27 @@ func runRawNoWait(t *testing.T, args ...string) (*exec.Cmd, io.WriteCloser, *syn
 	}
 	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill() })
 	return cmd, stdin, stderr
+}
+
+// TestHTTPDialogElicitation: over HTTP too, a page dialog during a call is
+// asked to the client, on both protocol generations.
+func TestHTTPDialogElicitation(t *testing.T) {
+	base := serveFixtures(t)
+	endpoint := startHTTP(t, "launch", "--headless", "--http", "127.0.0.1:0", base+"/notes/")
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			var asked atomic.Int32
+			c := httpClientWith(t, endpoint, "", elicitor(map[string]any{"confirm": true}, &asked, make(chan string, 1)), version)
+			tools := c.waitFor("notes tools", hasSuffix("delete_note", 1))
+			added := c.callOK(toolWithSuffix(tools, "add_note")[0], map[string]any{"title": "h", "content": version})
+			id := strings.TrimSuffix(strings.TrimPrefix(added, "Added note #"), ": h")
+			n, _ := strconv.Atoi(id)
+			if got := c.callOK(toolWithSuffix(tools, "delete_note")[0], map[string]any{"id": n}); got != "Deleted note #"+id {
+				t.Errorf("delete_note = %q", got)
+			}
+			if asked.Load() != 1 {
+				t.Errorf("asked %d times, want 1", asked.Load())
+			}
+		})
+	}
 }

@@ -23,6 +23,8 @@ type serveFlags struct {
 	maxResultBytes int
 	maxTools       int
 	noTabTools     bool
+	dialogs        string
+	confirm        string
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -31,6 +33,8 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxResultBytes, "max-result-bytes", 1<<20, "longest result text passed to the client; longer is cut with a notice")
 	fs.IntVar(&f.maxTools, "max-tools-per-document", 200, "most tools read from one document; the rest are refused")
 	fs.BoolVar(&f.noTabTools, "no-tab-tools", false, "do not offer the webmcp_*_tab tools (open, activate, reload, close)")
+	fs.StringVar(&f.dialogs, "dialogs", "fail", "a page dialog during a call, when the client cannot be asked (no elicitation): accept, dismiss, or fail (dismiss it and return an error)")
+	fs.StringVar(&f.confirm, "confirm", "none", "ask the client before calling: consequential (tools marked consequentialHint), writes (every tool not marked readOnlyHint), or none")
 }
 
 func (f *serveFlags) check() (polyfill.Backend, error) {
@@ -43,6 +47,12 @@ func (f *serveFlags) check() (polyfill.Backend, error) {
 	}
 	if f.maxResultBytes < 1024 {
 		return "", fmt.Errorf("--max-result-bytes %d: must be at least 1024", f.maxResultBytes)
+	}
+	if _, err := mcpserver.ParseDialogPolicy(f.dialogs); err != nil {
+		return "", err
+	}
+	if _, err := mcpserver.ParseConfirmPolicy(f.confirm); err != nil {
+		return "", err
 	}
 	if f.maxTools < 1 {
 		return "", fmt.Errorf("--max-tools-per-document %d: must be at least 1", f.maxTools)
@@ -73,7 +83,13 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 		return nil, err
 	}
 	h := hub.New(b, hub.Options{CallTimeout: f.callTimeout, MaxResultBytes: f.maxResultBytes, Logger: logger})
-	opts := mcpserver.Options{Version: version, Logger: logger}
+	opts := mcpserver.Options{
+		Version:     version,
+		Logger:      logger,
+		Dialogs:     mcpserver.DialogPolicy(f.dialogs),
+		Confirm:     mcpserver.ConfirmPolicy(f.confirm),
+		CallTimeout: f.callTimeout,
+	}
 	if !f.noTabTools {
 		opts.Tabs = b
 	}

@@ -35,6 +35,14 @@ type Options struct {
 	Tabs Tabs
 	// Logger receives the log (default slog.Default()).
 	Logger *slog.Logger
+	// Dialogs is what happens to a page dialog when the client cannot be
+	// asked (default DialogsFail).
+	Dialogs DialogPolicy
+	// Confirm says which tools need the client's go-ahead (default none).
+	Confirm ConfirmPolicy
+	// CallTimeout is how long a call, or a question to the client, may wait
+	// (default 30 s).
+	CallTimeout time.Duration
 }
 
 // Server is an MCP server over a hub.
@@ -46,6 +54,7 @@ type Server struct {
 	wake   chan struct{}
 	listed map[string]hub.RoutedTool
 	calls  callLog
+	hitl   *hitl
 }
 
 // callLog keeps the last calls for the status page.
@@ -79,7 +88,17 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Dialogs == "" {
+		opts.Dialogs = DialogsFail
+	}
+	if opts.Confirm == "" {
+		opts.Confirm = ConfirmNone
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = 30 * time.Second
+	}
 	s := &Server{
+		hitl:   newHITL(),
 		hub:    h,
 		opts:   opts,
 		logger: opts.Logger,
@@ -155,7 +174,7 @@ func (s *Server) sync() {
 
 func (s *Server) callHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return s.hub.Call(ctx, name, req.Params.Arguments), nil
+		return s.handleCall(ctx, req, name, req.Params.Arguments)
 	}
 }
 
@@ -225,12 +244,13 @@ func (s *Server) addOwnTools() {
 			return nil, tabsOut{Tabs: s.hub.Tabs()}, nil
 		})
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_call", Description: "[webmcp-cdp] Call any page tool by its routed name, for clients whose tool list is out of date."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in callArgs) (*mcp.CallToolResult, any, error) {
+		func(ctx context.Context, req *mcp.CallToolRequest, in callArgs) (*mcp.CallToolResult, any, error) {
 			args, err := json.Marshal(in.Arguments)
 			if err != nil {
 				return nil, nil, fmt.Errorf("encoding the arguments: %w", err)
 			}
-			return s.hub.Call(ctx, in.Name, args), nil, nil
+			res, err := s.handleCall(ctx, req, in.Name, args)
+			return res, nil, err
 		})
 	if s.opts.Tabs == nil {
 		return

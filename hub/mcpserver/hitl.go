@@ -1,0 +1,372 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+)
+
+// DialogPolicy says what happens to a page dialog during a call whose
+// client cannot be asked (it has no elicitation).
+type DialogPolicy string
+
+// The dialog policies.
+const (
+	// DialogsFail dismisses the dialog and makes the call an error that says
+	// a dialog needed a person.
+	DialogsFail DialogPolicy = "fail"
+	// DialogsAccept presses OK (a prompt gets its default text).
+	DialogsAccept DialogPolicy = "accept"
+	// DialogsDismiss presses Cancel.
+	DialogsDismiss DialogPolicy = "dismiss"
+)
+
+// ConfirmPolicy says which tools need the client's confirmation first.
+type ConfirmPolicy string
+
+// The confirm policies.
+const (
+	// ConfirmNone asks for nothing.
+	ConfirmNone ConfirmPolicy = "none"
+	// ConfirmConsequential asks before tools marked consequentialHint.
+	ConfirmConsequential ConfirmPolicy = "consequential"
+	// ConfirmWrites asks before every tool not marked readOnlyHint.
+	ConfirmWrites ConfirmPolicy = "writes"
+)
+
+// ParseDialogPolicy checks a --dialogs value.
+func ParseDialogPolicy(s string) (DialogPolicy, error) {
+	switch p := DialogPolicy(s); p {
+	case DialogsFail, DialogsAccept, DialogsDismiss:
+		return p, nil
+	}
+	return "", fmt.Errorf("--dialogs %q: use accept, dismiss or fail", s)
+}
+
+// ParseConfirmPolicy checks a --confirm value.
+func ParseConfirmPolicy(s string) (ConfirmPolicy, error) {
+	switch p := ConfirmPolicy(s); p {
+	case ConfirmNone, ConfirmConsequential, ConfirmWrites:
+		return p, nil
+	}
+	return "", fmt.Errorf("--confirm %q: use consequential, writes or none", s)
+}
+
+// A pendingCall is a tool call that runs on while the client is asked
+// something (a page dialog, a confirmation). The client's answer comes in a
+// retry of tools/call that carries RequestState (MCP multi round-trip
+// results; go-sdk turns them into elicitation requests for older clients).
+type pendingCall struct {
+	id      string
+	name    string
+	args    json.RawMessage
+	done    chan *mcp.CallToolResult
+	dialogs chan dialogAsk
+	cancel  context.CancelFunc
+	runCtx  context.Context
+
+	mu         sync.Mutex
+	asking     *dialogAsk // the dialog the client is being asked about
+	confirming bool       // waiting for the client's go-ahead
+	started    bool
+	failed     string // why the call must end as an error
+}
+
+type dialogAsk struct {
+	d      hub.Dialog
+	answer chan hub.DialogAnswer
+}
+
+// hitl holds the calls waiting for a client's answer.
+type hitl struct {
+	key     []byte
+	mu      sync.Mutex
+	pending map[string]*pendingCall
+}
+
+func newHITL() *hitl {
+	k := make([]byte, 32)
+	rand.Read(k)
+	return &hitl{key: k, pending: make(map[string]*pendingCall)}
+}
+
+// state signs a pending call's id: the client echoes it back, and an
+// unauthenticated server must not trust an unsigned one.
+func (h *hitl) state(id string) string {
+	m := hmac.New(sha256.New, h.key)
+	m.Write([]byte(id))
+	return id + "." + hex.EncodeToString(m.Sum(nil))
+}
+
+func (h *hitl) lookup(state string) (*pendingCall, bool) {
+	id, _, ok := strings.Cut(state, ".")
+	if !ok || !hmac.Equal([]byte(h.state(id)), []byte(state)) {
+		return nil, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	pc, ok := h.pending[id]
+	return pc, ok
+}
+
+func (h *hitl) add(pc *pendingCall) {
+	h.mu.Lock()
+	h.pending[pc.id] = pc
+	h.mu.Unlock()
+}
+
+func (h *hitl) remove(id string) {
+	h.mu.Lock()
+	delete(h.pending, id)
+	h.mu.Unlock()
+}
+
+func canElicit(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	p := ss.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+}
+
+// needsConfirm says whether the policy asks before calling tool.
+func (s *Server) needsConfirm(name string) (bool, string) {
+	if s.opts.Confirm == "" || s.opts.Confirm == ConfirmNone {
+		return false, ""
+	}
+	for _, rt := range s.hub.Tools() {
+		if rt.Name != name {
+			continue
+		}
+		a := rt.Tool.Annotations
+		consequential, _ := a["consequentialHint"].(bool)
+		readOnly, _ := a["readOnlyHint"].(bool)
+		switch {
+		case consequential:
+			return true, "it is marked consequential"
+		case s.opts.Confirm == ConfirmWrites && !readOnly:
+			return true, "it is not marked read-only"
+		}
+		return false, ""
+	}
+	return false, ""
+}
+
+// handleCall runs a routed tool for a client, asking the client (through
+// multi round-trip input requests) to confirm it or to answer the page's
+// dialogs when needed.
+func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	if st := req.Params.RequestState; st != "" {
+		pc, ok := s.hitl.lookup(st)
+		if !ok {
+			return errResult("this answer belongs to a call that is over or unknown; call %s again", name), nil
+		}
+		return s.resume(ctx, req, pc)
+	}
+	elicit := canElicit(req.Session)
+	pc := s.newPending(name, args, elicit)
+	if ask, why := s.needsConfirm(name); ask {
+		if !elicit {
+			return errResult("%s needs your confirmation first (%s; --confirm %s), but this client cannot be asked (it has no elicitation)", name, why, s.opts.Confirm), nil
+		}
+		pc.confirming = true
+		s.hitl.add(pc)
+		time.AfterFunc(s.opts.CallTimeout, func() { s.hitl.remove(pc.id) })
+		return s.inputRequired(pc, "confirm", &mcp.ElicitParams{
+			Message:         fmt.Sprintf("Allow the page tool %s to run with %s? (%s)", name, compact(args), why),
+			RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+		}), nil
+	}
+	s.start(pc)
+	return s.wait(ctx, req, pc)
+}
+
+func (s *Server) newPending(name string, args json.RawMessage, elicit bool) *pendingCall {
+	id := make([]byte, 12)
+	rand.Read(id)
+	pc := &pendingCall{
+		id:      hex.EncodeToString(id),
+		name:    name,
+		args:    args,
+		done:    make(chan *mcp.CallToolResult, 1),
+		dialogs: make(chan dialogAsk),
+	}
+	cctx, cancel := context.WithCancel(context.Background())
+	pc.cancel = cancel
+	policy := s.opts.Dialogs
+	cctx = hub.WithDialogFunc(cctx, func(ctx context.Context, d hub.Dialog) hub.DialogAnswer {
+		if !elicit {
+			switch policy {
+			case DialogsAccept:
+				return hub.DialogAnswer{Accept: true, Text: d.DefaultPrompt}
+			case DialogsDismiss:
+				return hub.DialogAnswer{}
+			}
+			pc.mu.Lock()
+			pc.failed = fmt.Sprintf("the page opened a %s dialog (%q) that needed a person, and this client cannot be asked (no elicitation); it was dismissed (--dialogs fail)", d.Type, d.Message)
+			pc.mu.Unlock()
+			return hub.DialogAnswer{}
+		}
+		ask := dialogAsk{d: d, answer: make(chan hub.DialogAnswer, 1)}
+		select {
+		case pc.dialogs <- ask:
+		case <-ctx.Done():
+			return hub.DialogAnswer{}
+		}
+		select {
+		case a := <-ask.answer:
+			return a
+		case <-ctx.Done():
+			return hub.DialogAnswer{}
+		}
+	})
+	pc.runCtx = cctx
+	return pc
+}
+
+// start runs the call in the background: it outlives the tools/call that
+// started it when the client must be asked something.
+func (s *Server) start(pc *pendingCall) {
+	pc.mu.Lock()
+	pc.started = true
+	pc.mu.Unlock()
+	go func() {
+		res := s.hub.Call(pc.runCtx, pc.name, pc.args)
+		pc.mu.Lock()
+		if pc.failed != "" {
+			res = errResult("%s: %s", pc.name, pc.failed)
+		}
+		pc.mu.Unlock()
+		pc.done <- res
+		pc.cancel()
+		// A client that never comes back for the result must not pin it.
+		time.AfterFunc(s.opts.CallTimeout, func() { s.hitl.remove(pc.id) })
+	}()
+}
+
+// resume takes the client's answer to what it was asked and waits on.
+func (s *Server) resume(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCall) (*mcp.CallToolResult, error) {
+	pc.mu.Lock()
+	confirming, asking := pc.confirming, pc.asking
+	pc.confirming, pc.asking = false, nil
+	pc.mu.Unlock()
+	switch {
+	case confirming:
+		r, _ := req.Params.InputResponses["confirm"].(*mcp.ElicitResult)
+		if r == nil || r.Action != "accept" {
+			s.hitl.remove(pc.id)
+			pc.cancel()
+			return errResult("%s was not run: the user declined", pc.name), nil
+		}
+		s.start(pc)
+	case asking != nil:
+		r, _ := req.Params.InputResponses["dialog"].(*mcp.ElicitResult)
+		asking.answer <- dialogAnswer(asking.d, r)
+	}
+	return s.wait(ctx, req, pc)
+}
+
+// dialogAnswer maps the client's answer onto the dialog's buttons.
+func dialogAnswer(d hub.Dialog, r *mcp.ElicitResult) hub.DialogAnswer {
+	if r == nil || r.Action != "accept" {
+		return hub.DialogAnswer{}
+	}
+	switch d.Type {
+	case "prompt":
+		text, _ := r.Content["text"].(string)
+		return hub.DialogAnswer{Accept: true, Text: text}
+	case "confirm", "beforeunload":
+		ok, _ := r.Content["confirm"].(bool)
+		return hub.DialogAnswer{Accept: ok}
+	}
+	return hub.DialogAnswer{Accept: true}
+}
+
+// dialogElicit words a page dialog as a question for the client.
+func dialogElicit(d hub.Dialog) *mcp.ElicitParams {
+	msg := fmt.Sprintf("The page %s asks: %s", d.URL, d.Message)
+	var schema string
+	switch d.Type {
+	case "prompt":
+		def, _ := json.Marshal(d.DefaultPrompt)
+		schema = `{"type":"object","properties":{"text":{"type":"string","title":"Your answer","default":` + string(def) + `}},"required":["text"]}`
+	case "confirm", "beforeunload":
+		schema = `{"type":"object","properties":{"confirm":{"type":"boolean","title":"OK?","default":false}},"required":["confirm"]}`
+	default:
+		msg = fmt.Sprintf("The page %s says: %s", d.URL, d.Message)
+		schema = `{"type":"object","properties":{}}`
+	}
+	return &mcp.ElicitParams{Message: msg, RequestedSchema: json.RawMessage(schema)}
+}
+
+// wait waits for the call's result or for a dialog to ask the client about,
+// sending progress while it waits when the client asked for it. A client
+// that cancels the request aborts the page's call.
+func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCall) (*mcp.CallToolResult, error) {
+	var tick <-chan time.Time
+	token := req.Params.GetProgressToken()
+	if token != nil && req.Session != nil {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		tick = t.C
+	}
+	start := time.Now()
+	for {
+		select {
+		case res := <-pc.done:
+			s.hitl.remove(pc.id)
+			return res, nil
+		case ask := <-pc.dialogs:
+			pc.mu.Lock()
+			pc.asking = &ask
+			pc.mu.Unlock()
+			s.hitl.add(pc)
+			return s.inputRequired(pc, "dialog", dialogElicit(ask.d)), nil
+		case <-tick:
+			secs := time.Since(start).Seconds()
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: token,
+				Progress:      secs,
+				Message:       fmt.Sprintf("%s is still running in the page (%.0f s)", pc.name, secs),
+			})
+		case <-ctx.Done():
+			pc.cancel()
+			s.hitl.remove(pc.id)
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (s *Server) inputRequired(pc *pendingCall, key string, p *mcp.ElicitParams) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{key: p},
+		RequestState:  s.hitl.state(pc.id),
+	}
+}
+
+func errResult(format string, args ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
+}
+
+// compact shows arguments briefly in a question.
+func compact(args json.RawMessage) string {
+	s := string(args)
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	if s == "" {
+		s = "{}"
+	}
+	return s
+}
