@@ -104,6 +104,9 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool) http
 		Logger:              s.logger,
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
 		SessionTimeout:      30 * time.Minute,
+		// Stream events get ids and are kept (bounded) for resumption, so a
+		// client whose SSE stream drops mid-call can resume it.
+		EventStore: mcp.NewMemoryEventStore(nil),
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpHandler)
