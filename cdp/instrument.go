@@ -441,6 +441,22 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 			b.sink.DropDoc(nd.key)
 		}
 		b.mu.Unlock()
+	case cdproto.EventPageDomContentEventFired, cdproto.EventPageLoadEventFired:
+		// A safety net for a lost "changed" ping: in a new document the
+		// binding can arrive after the page script ran (seen in about one
+		// new tab in fifty), so read the tools again when the page has
+		// parsed and when it has loaded.
+		b.mu.Lock()
+		var docs []*docState
+		for _, d := range t.contexts {
+			if !d.native {
+				docs = append(docs, d)
+			}
+		}
+		b.mu.Unlock()
+		for _, d := range docs {
+			go b.refresh(d)
+		}
 	case cdproto.EventPageJavascriptDialogOpening:
 		b.onDialog(t, msg.Params)
 	case cdproto.EventTargetAttachedToTarget:
@@ -519,6 +535,7 @@ func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
 		}
 		return
 	}
+	b.logger.Debug("page bridge adopted", "target", d.t.targetID, "url", info.URL, "native", info.Native)
 	if !info.Native {
 		b.refresh(d)
 	}
@@ -586,8 +603,14 @@ type pageTool struct {
 // made while a read runs fold into one more read.
 func (b *Browser) refresh(d *docState) {
 	b.mu.Lock()
-	if d.busy || d.bridge == "" || d.bridge == "pending" || d.native {
-		d.dirty = d.busy
+	if d.native {
+		b.mu.Unlock()
+		return
+	}
+	if d.busy || d.bridge == "" || d.bridge == "pending" {
+		// A read runs, or the bridge is being adopted (whose first read
+		// follows): read once more after it, so no change is lost.
+		d.dirty = true
 		b.mu.Unlock()
 		return
 	}
@@ -624,6 +647,7 @@ func (b *Browser) refresh(d *docState) {
 				}
 				tools = append(tools, tl)
 			}
+			b.logger.Debug("read a page's tools", "target", d.t.targetID, "url", d.url, "tools", len(tools))
 			b.sink.Update(b.docOf(d), tools)
 		}
 		again := d.dirty
