@@ -4,21 +4,28 @@
 //
 // The hub knows nothing of CDP. A browser reports into it (Update, DropDoc,
 // TabOpened, TabClosed, SetActive) and the hub calls back into the browser
-// through the small Browser interface, so it is tested with a fake browser.
+// through the small Browser interface (and Opener, to reopen the page of a
+// cached tool), so it is tested with a fake browser.
+//
+// Beyond naming and routing, the hub applies the policies that treat pages
+// as untrusted: per-document limits and a per-tab registration rate
+// (Limits), allowed and denied origins (OriginPolicy), validation of call
+// arguments against each tool's inputSchema before the page is called, a
+// cap on result size, and a bound on the calls in flight per tab. Tools a
+// page marks with annotations.cache stay listed after their tab closes, and
+// across restarts through a state file written atomically.
 package hub
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Tool is a tool as a page declared it.
@@ -33,7 +40,7 @@ type Tool struct {
 	// none.
 	InputSchema json.RawMessage
 	// Annotations holds the page's hints (readOnlyHint, consequentialHint,
-	// untrustedContentHint, ...).
+	// untrustedContentHint, cache, ...).
 	Annotations map[string]any
 }
 
@@ -73,14 +80,35 @@ type Browser interface {
 	Invoke(ctx context.Context, docKey, tool string, input json.RawMessage) (Result, error)
 }
 
+// Opener is what the hub needs from a browser to call a cached tool whose
+// page is not open: open a URL in a new tab and return the tab's id. A
+// Browser that does not implement it cannot reopen cached tools.
+type Opener interface {
+	Open(ctx context.Context, url string) (string, error)
+}
+
 // Options configures a Hub. Zero values take the defaults.
 type Options struct {
-	// CallTimeout bounds one tool call (default 30 s).
+	// CallTimeout bounds one tool call (default 30 s). For a cached tool it
+	// bounds the whole call: opening its page, waiting for the tool, and
+	// running it.
 	CallTimeout time.Duration
 	// MaxResultBytes caps the text of a result (default 1 MiB).
 	MaxResultBytes int
-	// MaxInflightPerTab bounds the calls running in one tab (default 16).
+	// MaxInflightPerTab bounds the calls running in one tab (default 16);
+	// a call over the bound is refused at once.
 	MaxInflightPerTab int
+	// Limits bound what pages put into the catalog.
+	Limits Limits
+	// Origins decides which origins may put tools into the catalog (nil
+	// allows all).
+	Origins *OriginPolicy
+	// StateDir holds the state file of cached tools; empty keeps cached
+	// tools in memory only.
+	StateDir string
+	// CacheTTL drops cached tools not seen on an open page for this long
+	// when the state file is read (default 1 h).
+	CacheTTL time.Duration
 	// Logger receives the hub's log (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -95,26 +123,50 @@ func (o *Options) defaults() {
 	if o.MaxInflightPerTab <= 0 {
 		o.MaxInflightPerTab = 16
 	}
+	if o.CacheTTL <= 0 {
+		o.CacheTTL = time.Hour
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.Limits.defaults()
 }
+
+// maxCachedTools bounds the cached tools kept; the longest unseen go first.
+const maxCachedTools = 1000
 
 // Hub is the catalog and the router. Its methods are safe for concurrent use.
 type Hub struct {
-	browser Browser
-	opts    Options
+	browser   Browser
+	opts      Options
+	logger    *slog.Logger
+	validator *validator
+	store     *stateStore // nil without a state directory
 
 	mu      sync.Mutex
 	tabs    map[string]*tab
 	docs    map[string]*doc
 	routes  map[string]*route
-	list    []RoutedTool
+	bySite  map[string]*route // live or cached site-level routes by entryID
+	list    []RoutedTool      // sorted by name
+	groups  map[string]*groupOut
+	holders map[string]map[string]bool // entryID -> keys of the docs that have the tool
+	names   *names
+	cache   map[string]*cacheEntry // by entryID
+	dirty   bool                   // the cache differs from the state file
+	saving  chan struct{}          // closed when the running writer ends; nil when none runs
+	saveErr error                  // the last write's error
+	opening map[string]*opening    // cached tools whose page is being opened
 	active  string
 	seq     uint64
 	version uint64
+	changed chan struct{} // closed and replaced on every change
 	subs    []func()
 	onCall  []func(CallRecord)
+	denied  map[string]bool // origins whose denial was logged
+	// plainFrame is, per tab and tool, the frame that holds the tab-level
+	// name without a frame suffix.
+	plainFrame map[string]string
 }
 
 // CallRecord describes a finished tool call.
@@ -140,31 +192,44 @@ func (h *Hub) OnCall(f func(CallRecord)) {
 	h.mu.Unlock()
 }
 
+// tab is an open tab. id, n and inflight never change; the rest is guarded
+// by Hub.mu.
 type tab struct {
 	id       string
 	n        int
-	url      string
-	title    string
 	inflight chan struct{}
+
+	url, title string
+	bucket     bucket          // registrations of new tool names
+	known      map[string]bool // entryIDs registered in this tab
+	refused    map[string]bool // refusals logged for this tab
 }
 
+// doc is a document's tools. A doc never changes once made: Update makes a
+// new one, so a call may use a doc after the hub's lock is released.
 type doc struct {
 	Doc
 	tools   map[string]Tool
-	updated uint64
+	updated uint64 // the hub's sequence number of the update that made it
+	born    uint64 // the sequence number of the document's first update
 }
 
 type candidate struct {
 	doc  *doc
 	tool string
+	tab  *tab
 }
 
+// route is where a routed name goes: one of cands (live), else the cached
+// entry's page.
 type route struct {
-	// cands holds more than one entry for a site-level name shared by tabs.
 	cands []candidate
+	entry *cacheEntry
+	site  bool
 }
 
-// RoutedTool is a tool as the MCP server lists it.
+// RoutedTool is a tool as the MCP server lists it. Its maps are shared with
+// the hub and must not be modified.
 type RoutedTool struct {
 	// Name is the routed name.
 	Name string
@@ -175,15 +240,60 @@ type RoutedTool struct {
 	Source map[string]any
 }
 
-// New returns a hub that calls tools through b.
+// New returns a hub that calls tools through b. With Options.StateDir set,
+// it reads the cached tools from the state file there.
 func New(b Browser, opts Options) *Hub {
 	opts.defaults()
-	return &Hub{
-		browser: b,
-		opts:    opts,
-		tabs:    make(map[string]*tab),
-		docs:    make(map[string]*doc),
-		routes:  make(map[string]*route),
+	h := &Hub{
+		browser:   b,
+		opts:      opts,
+		logger:    opts.Logger,
+		validator: newValidator(opts.Logger),
+		tabs:      make(map[string]*tab),
+		docs:      make(map[string]*doc),
+		routes:    make(map[string]*route),
+		bySite:    make(map[string]*route),
+		groups:    make(map[string]*groupOut),
+		holders:   make(map[string]map[string]bool),
+		names:     newNames(),
+		cache:     make(map[string]*cacheEntry),
+		opening:   make(map[string]*opening),
+		changed:   make(chan struct{}),
+		denied:    make(map[string]bool),
+
+		plainFrame: make(map[string]string),
+	}
+	if opts.StateDir != "" {
+		h.store = &stateStore{dir: opts.StateDir, logger: opts.Logger}
+		for _, e := range h.store.load(opts.CacheTTL, time.Now()) {
+			if !opts.Origins.Allows(e.Origin) {
+				continue
+			}
+			if t, reason := opts.Limits.checkTool(e.Tool.tool()); reason == "" {
+				e.Tool = saveTool(t)
+				h.cache[entryID(e.Origin, e.Tool.Name)] = &e
+			}
+		}
+		h.mu.Lock()
+		if h.rebuildLocked(nil) {
+			h.version++
+		}
+		h.mu.Unlock()
+	}
+	return h
+}
+
+// Close waits until the state file is up to date and returns the error of
+// the last write, if it failed. The hub stays usable.
+func (h *Hub) Close() error {
+	for {
+		h.mu.Lock()
+		done, err := h.saving, h.saveErr
+		h.mu.Unlock()
+		if done == nil {
+			return err
+		}
+		<-done
 	}
 }
 
@@ -216,12 +326,12 @@ func (h *Hub) tabLocked(id string) *tab {
 	for used[n] {
 		n++
 	}
-	t := &tab{id: id, n: n, inflight: make(chan struct{}, h.opts.MaxInflightPerTab)}
+	t := &tab{id: id, n: n, inflight: make(chan struct{}, h.opts.MaxInflightPerTab), known: map[string]bool{}, refused: map[string]bool{}}
 	h.tabs[id] = t
 	return t
 }
 
-// TabClosed forgets a tab and every document in it.
+// TabClosed forgets a tab and every document in it. Its cached tools stay.
 func (h *Hub) TabClosed(id string) {
 	h.mu.Lock()
 	if _, ok := h.tabs[id]; !ok {
@@ -229,71 +339,350 @@ func (h *Hub) TabClosed(id string) {
 		return
 	}
 	delete(h.tabs, id)
-	changed := false
+	dirty := map[string]bool{}
 	for k, d := range h.docs {
 		if d.Tab == id {
+			h.dropDocLocked(d, dirty, true)
 			delete(h.docs, k)
-			changed = changed || len(d.tools) > 0
 		}
 	}
 	if h.active == id {
 		h.active = ""
 	}
+	for k := range h.plainFrame {
+		if strings.HasPrefix(k, id+"\x00") {
+			delete(h.plainFrame, k)
+		}
+	}
+	changed := h.rebuildLocked(dirty)
+	h.names.gc(nil, h.tabOpenLocked)
 	h.finish(changed)
 }
 
-// SetActive records which tab the user looks at; site-level names route to
-// it first.
-func (h *Hub) SetActive(id string) {
-	h.mu.Lock()
-	h.active = id
-	h.mu.Unlock()
+// tabOpenLocked reports whether a tab is open.
+func (h *Hub) tabOpenLocked(id string) bool {
+	_, ok := h.tabs[id]
+	return ok
 }
 
-// Update sets the tools of a document, replacing what it had.
+// holdLocked records the tools of a document in the holders index and
+// marks their entries dirty.
+func (h *Hub) holdLocked(d *doc, dirty map[string]bool) {
+	for name := range d.tools {
+		id := entryID(d.Origin, name)
+		m := h.holders[id]
+		if m == nil {
+			m = make(map[string]bool)
+			h.holders[id] = m
+		}
+		m[d.Key] = true
+		dirty[id] = true
+	}
+}
+
+// dropDocLocked takes a document out of the holders index and marks its
+// entries dirty; when gone is set (the document went away, rather than
+// being replaced by an update), it records that its cached tools were last
+// seen now. The caller removes it from h.docs.
+func (h *Hub) dropDocLocked(d *doc, dirty map[string]bool, gone bool) {
+	now := time.Now()
+	for name := range d.tools {
+		id := entryID(d.Origin, name)
+		if m := h.holders[id]; m != nil {
+			delete(m, d.Key)
+			if len(m) == 0 {
+				delete(h.holders, id)
+			}
+		}
+		dirty[id] = true
+		if e := h.cache[id]; e != nil && gone {
+			e.Seen = now
+			h.markDirtyLocked()
+		}
+	}
+}
+
+// tabEntriesLocked marks dirty the entries of the documents in a tab.
+func (h *Hub) tabEntriesLocked(tab string, dirty map[string]bool) {
+	for _, d := range h.docs {
+		if d.Tab == tab {
+			for name := range d.tools {
+				dirty[entryID(d.Origin, name)] = true
+			}
+		}
+	}
+}
+
+// SetActive records which tab the user looks at; site-level names route to
+// it first, and the provenance tags say so.
+func (h *Hub) SetActive(id string) {
+	h.mu.Lock()
+	if h.active == id {
+		h.mu.Unlock()
+		return
+	}
+	dirty := map[string]bool{}
+	h.tabEntriesLocked(h.active, dirty)
+	h.tabEntriesLocked(id, dirty)
+	h.active = id
+	h.finish(h.rebuildLocked(dirty))
+}
+
+// Update sets the tools of a document, replacing what it had. Tools over
+// the limits are refused and logged; a denied origin's tools are ignored.
 func (h *Hub) Update(d Doc, tools []Tool) {
 	h.mu.Lock()
+	old := h.docs[d.Key]
+	if !h.opts.Origins.Allows(d.Origin) {
+		if !h.denied[d.Origin] && len(h.denied) < 1000 {
+			h.denied[d.Origin] = true
+			h.logger.Info("ignoring the tools of a denied origin", "origin", d.Origin, "url", d.URL)
+		}
+		if old != nil {
+			dirty := map[string]bool{}
+			h.dropDocLocked(old, dirty, true)
+			delete(h.docs, d.Key)
+			h.finish(h.rebuildLocked(dirty))
+			return
+		}
+		h.mu.Unlock()
+		return
+	}
+	if old == nil && len(tools) == 0 {
+		h.mu.Unlock()
+		return
+	}
 	t := h.tabLocked(d.Tab)
 	if t.url == "" {
 		t.url = d.URL
 	}
-	cur, ok := h.docs[d.Key]
-	if !ok {
-		if len(tools) == 0 {
+	admitted := h.admitLocked(t, d, tools)
+	dirty := map[string]bool{}
+	if old != nil {
+		h.dropDocLocked(old, dirty, len(admitted) == 0)
+		delete(h.docs, d.Key)
+	}
+	if len(admitted) == 0 {
+		if old == nil {
 			h.mu.Unlock()
 			return
 		}
-		cur = &doc{}
-		h.docs[d.Key] = cur
+		h.finish(h.rebuildLocked(dirty))
+		return
 	}
-	cur.Doc = d
+	// Every update counts as the page updating its tools: site-level names
+	// go to the document that updated most recently.
 	h.seq++
-	cur.updated = h.seq
-	cur.tools = make(map[string]Tool, len(tools))
-	for _, tl := range tools {
-		cur.tools[tl.Name] = tl
+	nd := &doc{Doc: d, tools: make(map[string]Tool, len(admitted)), updated: h.seq, born: h.seq}
+	if old != nil {
+		nd.born = old.born
 	}
-	h.finish(true)
+	for _, tl := range admitted {
+		if old != nil {
+			if prev, ok := old.tools[tl.Name]; ok && sameTool(prev, tl) {
+				tl = prev // keep the maps, so unchanged listings compare fast
+			}
+		}
+		nd.tools[tl.Name] = tl
+		h.cacheToolLocked(d, tl, dirty)
+		h.validator.prepare(tl.Name, d.URL, tl.InputSchema)
+	}
+	h.docs[d.Key] = nd
+	h.holdLocked(nd, dirty)
+	h.finish(h.rebuildLocked(dirty))
+}
+
+// admitLocked applies the limits to a document's tools and returns those
+// that enter the catalog, in the page's order.
+func (h *Hub) admitLocked(t *tab, d Doc, tools []Tool) []Tool {
+	l := &h.opts.Limits
+	out := make([]Tool, 0, min(len(tools), l.ToolsPerDocument))
+	seen := make(map[string]bool, len(tools))
+	over := 0
+	for _, tl := range tools {
+		if seen[tl.Name] {
+			h.refuseLocked(t, d, tl.Name, "another tool of the page has the same name")
+			continue
+		}
+		seen[tl.Name] = true
+		if len(out) >= l.ToolsPerDocument {
+			over++
+			continue
+		}
+		checked, reason := l.checkTool(tl)
+		if reason != "" {
+			h.refuseLocked(t, d, tl.Name, reason)
+			continue
+		}
+		out = append(out, checked)
+	}
+	if over > 0 {
+		h.refuseLocked(t, d, "*", strconv.Itoa(over)+" tools over the limit of "+strconv.Itoa(l.ToolsPerDocument)+" per document")
+	}
+	var fresh []string
+	for _, tl := range out {
+		if id := entryID(d.Origin, tl.Name); !t.known[id] {
+			fresh = append(fresh, id)
+		}
+	}
+	if len(fresh) == 0 {
+		return out
+	}
+	got := t.bucket.take(len(fresh), l.RegistrationsPerMinute, time.Now())
+	refused := make(map[string]bool, len(fresh)-got)
+	for i, id := range fresh {
+		if i < got {
+			t.known[id] = true
+		} else {
+			refused[id] = true
+		}
+	}
+	if len(refused) > 0 {
+		h.refuseLocked(t, d, "*", strconv.Itoa(len(refused))+" new tools: the tab registered more than "+
+			strconv.Itoa(l.RegistrationsPerMinute)+" new tool names in a minute; they are ignored until the page registers them again")
+		kept := out[:0]
+		for _, tl := range out {
+			if !refused[entryID(d.Origin, tl.Name)] {
+				kept = append(kept, tl)
+			}
+		}
+		out = kept
+	}
+	if len(t.known) > 4*l.RegistrationsPerMinute+l.ToolsPerDocument {
+		// Forget old names, keeping those the tab has now.
+		clear(t.known)
+		for _, dd := range h.docs {
+			if dd.Tab == t.id {
+				for name := range dd.tools {
+					t.known[entryID(dd.Origin, name)] = true
+				}
+			}
+		}
+		for _, tl := range out {
+			t.known[entryID(d.Origin, tl.Name)] = true
+		}
+	}
+	return out
+}
+
+// refuseLocked logs a refused tool, once per tab, origin, tool and reason.
+func (h *Hub) refuseLocked(t *tab, d Doc, name, reason string) {
+	k := d.Origin + "\x00" + name + "\x00" + reason
+	if t.refused[k] || len(t.refused) >= 256 {
+		return
+	}
+	t.refused[k] = true
+	h.logger.Warn("refused a tool", "tool", name, "url", d.URL, "tab", t.n, "reason", reason)
+}
+
+// cacheToolLocked keeps the cached entry of a live tool up to date: a tool
+// with annotations.cache gets or refreshes its entry, another loses it.
+func (h *Hub) cacheToolLocked(d Doc, tl Tool, dirty map[string]bool) {
+	id := entryID(d.Origin, tl.Name)
+	e := h.cache[id]
+	if !cacheFlag(tl) {
+		if e != nil {
+			delete(h.cache, id)
+			h.markDirtyLocked()
+		}
+		return
+	}
+	now := time.Now()
+	if e != nil && e.URL == d.URL && e.Backend == d.Backend && sameTool(e.Tool.tool(), tl) {
+		if now.Sub(e.Seen) > time.Minute {
+			e.Seen = now
+			h.markDirtyLocked()
+		}
+		return
+	}
+	ne := &cacheEntry{Origin: d.Origin, URL: d.URL, Backend: d.Backend, Tool: saveTool(tl), Seen: now}
+	if e != nil {
+		ne.Name = e.Name
+	}
+	h.cache[id] = ne
+	if len(h.cache) > maxCachedTools {
+		var oldest string
+		for k, c := range h.cache {
+			if oldest == "" || c.Seen.Before(h.cache[oldest].Seen) {
+				oldest = k
+			}
+		}
+		delete(h.cache, oldest)
+		dirty[oldest] = true
+	}
+	h.markDirtyLocked()
+}
+
+// markDirtyLocked schedules a write of the state file.
+func (h *Hub) markDirtyLocked() {
+	h.dirty = true
+	if h.store == nil || h.saving != nil {
+		return
+	}
+	h.saving = make(chan struct{})
+	go h.saveLoop(h.saving)
+}
+
+// minSaveGap spaces the writes of the state file under a stream of changes.
+const minSaveGap = 50 * time.Millisecond
+
+// saveLoop writes the state file until it is up to date, then closes done.
+func (h *Hub) saveLoop(done chan struct{}) {
+	for {
+		h.mu.Lock()
+		if !h.dirty {
+			h.saving = nil
+			close(done)
+			h.mu.Unlock()
+			return
+		}
+		h.dirty = false
+		entries := make([]cacheEntry, 0, len(h.cache))
+		for _, e := range h.cache {
+			entries = append(entries, *e)
+		}
+		h.mu.Unlock()
+		sort.Slice(entries, func(i, j int) bool {
+			return entryID(entries[i].Origin, entries[i].Tool.Name) < entryID(entries[j].Origin, entries[j].Tool.Name)
+		})
+		err := h.store.save(entries)
+		if err != nil {
+			h.logger.Warn("cannot write the state file; cached tools will not survive a restart", "dir", h.store.dir, "err", err)
+		}
+		h.mu.Lock()
+		h.saveErr = err
+		again := h.dirty
+		h.mu.Unlock()
+		if again {
+			time.Sleep(minSaveGap)
+		}
+	}
 }
 
 // DropDoc forgets a document (it navigated away or its frame went away).
 func (h *Hub) DropDoc(key string) {
 	h.mu.Lock()
 	d, ok := h.docs[key]
-	if ok {
-		delete(h.docs, key)
+	if !ok {
+		h.mu.Unlock()
+		return
 	}
-	h.finish(ok && len(d.tools) > 0)
+	dirty := map[string]bool{}
+	h.dropDocLocked(d, dirty, true)
+	delete(h.docs, key)
+	h.finish(h.rebuildLocked(dirty))
 }
 
-// finish rebuilds the routes when changed, unlocks, and tells subscribers.
+// finish unlocks and, when changed, counts the change and tells
+// subscribers and waiters.
 func (h *Hub) finish(changed bool) {
 	if !changed {
 		h.mu.Unlock()
 		return
 	}
-	h.rebuildLocked()
 	h.version++
+	close(h.changed)
+	h.changed = make(chan struct{})
 	subs := h.subs
 	h.mu.Unlock()
 	for _, f := range subs {
@@ -308,157 +697,12 @@ func (h *Hub) Version() uint64 {
 	return h.version
 }
 
-// Tools returns the routed tools, sorted by name.
+// Tools returns the routed tools, sorted by name. The slice is the
+// caller's; the maps inside are shared and must not be modified.
 func (h *Hub) Tools() []RoutedTool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.list
-}
-
-// rebuildLocked recomputes every routed name from the documents. Names only
-// depend on the site, the tool and the tab's number, so they stay the same
-// for a tab's life.
-func (h *Hub) rebuildLocked() {
-	type key struct{ site, tool string }
-	groups := make(map[key][]candidate)
-	for _, d := range h.docs {
-		site := SiteOf(d.Origin)
-		for name := range d.tools {
-			k := key{site, toolPart(name)}
-			groups[k] = append(groups[k], candidate{doc: d, tool: name})
-		}
-	}
-	routes := make(map[string]*route, len(groups))
-	list := make([]RoutedTool, 0, len(groups))
-	for k, cands := range groups {
-		sort.Slice(cands, func(i, j int) bool { return cands[i].doc.Key < cands[j].doc.Key })
-		site := RoutedName(k.site, k.tool)
-		routes[site] = &route{cands: cands}
-		list = append(list, h.routedLocked(site, cands, len(cands) > 1))
-		if len(cands) < 2 {
-			continue
-		}
-		perTab := make(map[string]int)
-		for _, c := range cands {
-			perTab[c.doc.Tab]++
-		}
-		for _, c := range cands {
-			tabPart := "tab" + strconv.Itoa(h.tabs[c.doc.Tab].n)
-			if perTab[c.doc.Tab] > 1 {
-				// Two frames of one tab, same site, same tool: tell them apart.
-				tabPart += "_" + shortHash(c.doc.Key)[:4]
-			}
-			name := RoutedName(k.site, tabPart, k.tool)
-			routes[name] = &route{cands: []candidate{c}}
-			list = append(list, h.routedLocked(name, []candidate{c}, false))
-		}
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
-	h.routes, h.list = routes, list
-}
-
-func (h *Hub) routedLocked(name string, cands []candidate, shared bool) RoutedTool {
-	c := h.pickLocked(cands)
-	t := c.doc.tools[c.tool]
-	n := h.tabs[c.doc.Tab].n
-	site := SiteOf(c.doc.Origin)
-	tag := fmt.Sprintf("[%s · tab %d] ", site, n)
-	if shared {
-		tag = fmt.Sprintf("[%s · %d tabs: goes to the active tab, else the latest] ", site, len(cands))
-	}
-	t.Description = tag + t.Description
-	return RoutedTool{
-		Name: name,
-		Tool: t,
-		Source: map[string]any{
-			"tool": c.tool, "origin": c.doc.Origin, "url": c.doc.URL,
-			"tab": n, "frame": c.doc.Frame, "backend": c.doc.Backend,
-		},
-	}
-}
-
-// pickLocked routes a name: the active tab if it has the tool, else the
-// document that updated its tools most recently.
-func (h *Hub) pickLocked(cands []candidate) candidate {
-	best := cands[0]
-	for _, c := range cands {
-		if c.doc.Tab == h.active && best.doc.Tab != h.active {
-			best = c
-			continue
-		}
-		if (c.doc.Tab == h.active) == (best.doc.Tab == h.active) && c.doc.updated > best.doc.updated {
-			best = c
-		}
-	}
-	return best
-}
-
-// errorResult is a tool result that reports a failure to the model.
-func errorResult(format string, args ...any) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
-}
-
-// Call runs the routed tool name with the arguments (a JSON object, or empty
-// for none). Every failure is a result with IsError set, worded for the model.
-func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
-	start := time.Now()
-	tabN := 0
-	res := h.call(ctx, name, args, &tabN)
-	h.mu.Lock()
-	obs := h.onCall
-	h.mu.Unlock()
-	if len(obs) > 0 {
-		rec := CallRecord{At: start, Tool: name, Tab: tabN, Took: time.Since(start), OK: !res.IsError}
-		if res.IsError && len(res.Content) > 0 {
-			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
-				rec.Error = tc.Text
-				if len(rec.Error) > 200 {
-					rec.Error = rec.Error[:200]
-				}
-			}
-		}
-		for _, f := range obs {
-			f(rec)
-		}
-	}
-	return res
-}
-
-func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, tabN *int) *mcp.CallToolResult {
-	h.mu.Lock()
-	r, ok := h.routes[name]
-	var c candidate
-	var t *tab
-	if ok {
-		c = h.pickLocked(r.cands)
-		t = h.tabs[c.doc.Tab]
-	}
-	h.mu.Unlock()
-	if !ok {
-		return errorResult("no open page has a tool named %q: its tab may have closed or navigated away; list the tools again", name)
-	}
-	*tabN = t.n
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
-	select {
-	case t.inflight <- struct{}{}:
-		defer func() { <-t.inflight }()
-	default:
-		return errorResult("tab %d already runs %d calls; try again when one finishes", t.n, cap(t.inflight))
-	}
-	ctx, cancel := context.WithTimeout(ctx, h.opts.CallTimeout)
-	defer cancel()
-	start := time.Now()
-	res, err := h.browser.Invoke(ctx, c.doc.Key, c.tool, args)
-	h.opts.Logger.Debug("tool call", "name", name, "tab", t.n, "took", time.Since(start), "err", err)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			return errorResult("%s did not answer within %s", name, h.opts.CallTimeout)
-		}
-		return errorResult("%s failed: %v", name, err)
-	}
-	return ToCallToolResult(res, h.opts.MaxResultBytes)
+	return slices.Clone(h.list)
 }
 
 // TabInfo describes an open tab.
@@ -489,7 +733,7 @@ func (h *Hub) Tabs() []TabInfo {
 	}
 	for _, rt := range h.list {
 		for _, c := range h.routes[rt.Name].cands {
-			if ti := byID[c.doc.Tab]; ti != nil {
+			if ti := byID[c.tab.id]; ti != nil && (len(ti.Tools) == 0 || ti.Tools[len(ti.Tools)-1] != rt.Name) {
 				ti.Tools = append(ti.Tools, rt.Name)
 			}
 		}

@@ -252,7 +252,9 @@ func TestTwoFramesOfOneTab(t *testing.T) {
 	h.Update(mkDoc("top", "A", origin), mkTools("search"))
 	h.Update(mkDoc("iframe", "A", origin), mkTools("search"))
 
-	frameName := regexp.MustCompile(`^` + site + `_tab1_[0-9a-f]{4}_search$`)
+	// The first frame keeps the readable tab-level name; the second gets a
+	// hash of its identity appended.
+	frameName := regexp.MustCompile(`^` + site + `_tab1_search(_[0-9a-f]{6})?$`)
 	var perFrame []string
 	for _, n := range names(h) {
 		switch {
@@ -342,7 +344,7 @@ func TestSourceAndDescription(t *testing.T) {
 		var wantPrefix string
 		switch rt.Name {
 		case site + "_search":
-			wantPrefix = "[" + site + " · 2 tabs"
+			wantPrefix = "[" + site + " · tabs 1, 2 · goes to tab 2 (latest)] "
 		case site + "_tab1_search":
 			wantPrefix = "[" + site + " · tab 1] "
 		case site + "_tab2_search":
@@ -506,7 +508,7 @@ func TestCallResults(t *testing.T) {
 		wantStruct map[string]any
 	}{
 		{name: "unknown name", call: "nope_search", wantError: true, wantText: `no open page has a tool named "nope_search"`},
-		{name: "invoke error", call: site + "_search", err: errors.New("the page navigated away"), wantError: true, wantText: site + "_search failed: the page navigated away"},
+		{name: "invoke error", call: site + "_search", err: errors.New("the bridge broke"), wantError: true, wantText: site + "_search failed: the bridge broke"},
 		{name: "page throws", call: site + "_search", res: hub.Result{Err: "boom"}, wantError: true, wantText: "boom"},
 		{name: "string", call: site + "_search", res: hub.Result{Kind: "string", Value: "found 3"}, wantText: "found 3"},
 		{name: "json object", call: site + "_search", res: hub.Result{Kind: "json", Value: `{"sum":3}`}, wantText: `{"sum":3}`, wantStruct: map[string]any{"sum": float64(3)}},
@@ -572,8 +574,8 @@ func TestCallerCancels(t *testing.T) {
 	<-b.started
 	cancel()
 	r := <-done
-	if !r.IsError || !strings.Contains(text(t, r), "context canceled") {
-		t.Errorf("a cancelled call gave %+v, want an error naming the cancel", r)
+	if want := "the call to " + site + "_search was cancelled by the client"; !r.IsError || text(t, r) != want {
+		t.Errorf("a cancelled call gave %+v, want the error %q", r, want)
 	}
 }
 
@@ -688,11 +690,9 @@ func TestTabs(t *testing.T) {
 // ---- concurrency --------------------------------------------------------
 
 // TestConcurrentUse runs the hub's methods from many goroutines; run it with
-// -race. Each worker owns one document key and alternates Update (of an
-// absent document) with DropDoc. It does not re-Update a document while a
-// call to it runs: Call reads the document's key after unlocking the hub
-// while Update rewrites it under the lock (hub.go:404 vs hub.go:245), a data
-// race reported separately.
+// -race. Each worker owns one document key and alternates Update with
+// DropDoc. (TestUpdateDuringCall re-registers a document while a call to it
+// runs.)
 func TestConcurrentUse(t *testing.T) {
 	b := &fakeBrowser{respond: func(_ context.Context, in invocation) (hub.Result, error) {
 		return hub.Result{Kind: "json", Value: fmt.Sprintf(`{"doc":%q}`, in.DocKey)}, nil
@@ -764,4 +764,79 @@ func TestConcurrentUse(t *testing.T) {
 		t.Errorf("OnChange ran %d times, Version is %d; want equal and non-zero", changes.Load(), h.Version())
 	}
 	t.Logf("%d calls ran, %d found their tool gone, %d changes", okCalls.Load(), goneCalls.Load(), changes.Load())
+}
+
+func TestCallErrorWording(t *testing.T) {
+	fail := func(err string, before func(h *hub.Hub)) func(h *hub.Hub) func(context.Context, invocation) (hub.Result, error) {
+		return func(h *hub.Hub) func(context.Context, invocation) (hub.Result, error) {
+			return func(context.Context, invocation) (hub.Result, error) {
+				before(h)
+				return hub.Result{}, errors.New(err)
+			}
+		}
+	}
+	block := func(*hub.Hub) func(context.Context, invocation) (hub.Result, error) { return blockUntilDone }
+	tests := []struct {
+		name    string
+		timeout time.Duration // the hub's
+		client  time.Duration // the caller's deadline, 0 for none
+		respond func(h *hub.Hub) func(context.Context, invocation) (hub.Result, error)
+		want    string
+	}{
+		{"our timeout", 50 * time.Millisecond, 0, block, site + "_search did not answer within 50ms"},
+		{"the client's deadline", time.Minute, 50 * time.Millisecond, block, "the client's deadline passed before " + site + "_search answered"},
+		{"the page navigated", time.Minute, 0, fail("Execution context was destroyed", func(h *hub.Hub) {
+			h.DropDoc("a")
+		}), site + "_search did not finish: the page navigated away"},
+		{"the page navigated and came back", time.Minute, 0, fail("Inspected target navigated or closed", func(h *hub.Hub) {
+			h.DropDoc("a")
+			h.Update(mkDoc("a", "A", origin), mkTools("search"))
+		}), site + "_search did not finish: the page navigated away"},
+		{"the tab closed", time.Minute, 0, fail("the page navigated away", func(h *hub.Hub) {
+			h.DropDoc("a")
+			go func() {
+				time.Sleep(50 * time.Millisecond) // the detach comes a moment later
+				h.TabClosed("A")
+			}()
+		}), site + "_search did not finish: the tab was closed"},
+		{"another failure", time.Minute, 0, fail("the page script failed: boom", func(*hub.Hub) {}),
+			site + "_search failed: the page script failed: boom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &fakeBrowser{}
+			h := hub.New(b, hub.Options{CallTimeout: tt.timeout})
+			b.respond = tt.respond(h)
+			h.Update(mkDoc("a", "A", origin), mkTools("search"))
+			ctx := context.Background()
+			if tt.client > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.client)
+				defer cancel()
+			}
+			r := h.Call(ctx, site+"_search", nil)
+			if !r.IsError || !strings.HasPrefix(text(t, r), tt.want) {
+				t.Errorf("result %v %q, want the error %q", r.IsError, text(t, r), tt.want)
+			}
+		})
+	}
+}
+
+func TestUntrustedContentIsMarked(t *testing.T) {
+	b := &fakeBrowser{respond: func(context.Context, invocation) (hub.Result, error) {
+		return hub.Result{Kind: "string", Value: "a post"}, nil
+	}}
+	h := hub.New(b, hub.Options{})
+	h.Update(mkDoc("a", "A", origin), []hub.Tool{
+		{Name: "read", Description: "reads posts", Annotations: map[string]any{"untrustedContentHint": true}},
+		{Name: "own", Description: "own data"},
+	})
+	r := h.Call(context.Background(), site+"_read", nil)
+	if len(r.Content) != 2 || r.Meta[hub.UntrustedMetaKey] == nil {
+		t.Errorf("untrusted result = %+v, want a notice and _meta", r)
+	}
+	r = h.Call(context.Background(), site+"_own", nil)
+	if len(r.Content) != 1 || r.Meta[hub.UntrustedMetaKey] != nil {
+		t.Errorf("plain result = %+v, want no notice", r)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net"
 	"net/url"
+	"sort"
 	"strings"
 )
 
@@ -12,10 +13,16 @@ import (
 // longer names (and many prefix them with the server's own name).
 const MaxNameLen = 48
 
+// ReservedPrefix starts the names of the MCP server's own tools. No page
+// tool is ever given a routed name that starts with it (in any letter case):
+// a page at http://webmcp with a tool "call" is served as page_webmcp_call.
+const ReservedPrefix = "webmcp_"
+
 // SiteOf returns the site part of routed names for a page origin: the host
 // with dots (and the colons of an IPv6 address) as underscores, followed by
 // the port when it is not the scheme's default. file: pages are "file", and
-// an opaque or unparsable origin is "opaque".
+// an opaque or unparsable origin is "opaque". Punycode hosts stay in their
+// ASCII (xn--) form.
 func SiteOf(origin string) string {
 	u, err := url.Parse(origin)
 	if err != nil || u.Scheme == "" {
@@ -75,4 +82,154 @@ func RoutedName(parts ...string) string {
 	}
 	h := shortHash(n)
 	return n[:MaxNameLen-len(h)-1] + "_" + h
+}
+
+// reserved reports whether a routed name is in the server's own namespace.
+func reserved(name string) bool {
+	return len(name) >= len(ReservedPrefix) && strings.EqualFold(name[:len(ReservedPrefix)], ReservedPrefix)
+}
+
+// naturalName is the readable name of a tool before collisions are settled:
+// <site>_<tool>, or <site>_tab<N>_<tool> when tabPart is set.
+func naturalName(site, tabPart, tool string) string {
+	parts := []string{site}
+	if tabPart != "" {
+		parts = append(parts, tabPart)
+	}
+	parts = append(parts, toolPart(tool))
+	n := RoutedName(parts...)
+	if reserved(n) {
+		n = RoutedName(append([]string{"page"}, parts...)...)
+	}
+	return n
+}
+
+// names hands out routed names and keeps them. Readable names can collide
+// (site "localhost" with tool "8080_x" and site "localhost_8080" with tool
+// "x"; a tool called "tab1_search" and the tab-level name of "search" in tab
+// 1), so a name is allocated: the first holder of a readable name keeps it,
+// and a later, different holder gets the name with a hash of its identity
+// appended. A holder keeps its name while it is listed, while any tab it was
+// seen in is open, and while it is cached; so a reload, or a moment without
+// the tool, never renames a tool under a living tab.
+type names struct {
+	byID     map[string]*reservation
+	byName   map[string]*reservation
+	clock    uint64
+	released int // releases since the last full gc
+}
+
+// reservation is one allocated name.
+type reservation struct {
+	id     string
+	name   string
+	tabs   map[string]bool // tabs the holder was seen in
+	used   uint64          // when it was last allocated
+	listed bool            // the catalog lists it now
+	cached bool            // a cached tool holds it
+}
+
+// maxIdleNames bounds the reservations kept for holders that are not
+// listed (their tabs are still open).
+const maxIdleNames = 10000
+
+func newNames() *names {
+	return &names{byID: make(map[string]*reservation), byName: make(map[string]*reservation)}
+}
+
+// alloc returns the name of the holder id and marks it listed, allocating
+// it when needed: the holder's earlier name, else prefer (when free and
+// well-formed), else natural, else natural with a hash of id. tabs are the
+// tabs the holder is seen in now; cached says a cached tool holds it.
+func (ns *names) alloc(id, natural, prefer string, tabs []string, cached bool) string {
+	r := ns.byID[id]
+	if r == nil {
+		name := ""
+		for _, cand := range []string{prefer, natural} {
+			if cand != "" && !reserved(cand) && validName(cand) && ns.byName[cand] == nil {
+				name = cand
+				break
+			}
+		}
+		for salt := ""; name == ""; salt += "+" {
+			cand := RoutedName(natural, shortHash(id + salt)[:6])
+			if !reserved(cand) && ns.byName[cand] == nil {
+				name = cand
+			}
+		}
+		r = &reservation{id: id, name: name, tabs: make(map[string]bool)}
+		ns.byID[id] = r
+		ns.byName[name] = r
+	}
+	ns.clock++
+	r.used = ns.clock
+	r.listed = true
+	r.cached = cached
+	for _, tab := range tabs {
+		r.tabs[tab] = true
+	}
+	return r.name
+}
+
+// release marks the holder id as no longer listed (it may be listed again
+// by alloc).
+func (ns *names) release(id string) {
+	if r := ns.byID[id]; r != nil {
+		r.listed, r.cached = false, false
+		ns.released++
+	}
+}
+
+// validName reports whether s is a well-formed routed name.
+func validName(s string) bool {
+	return s != "" && len(s) <= MaxNameLen && sanitize(s) == s
+}
+
+// gc forgets the holders among ids (all holders when ids is nil) that are
+// not listed, not cached, and whose tabs have all closed (open reports
+// whether a tab is open). When more idle holders remain than maxIdleNames,
+// the longest idle go first.
+func (ns *names) gc(ids []string, open func(tab string) bool) {
+	check := func(r *reservation) bool {
+		if r.listed || r.cached {
+			return false
+		}
+		alive := false
+		for tab := range r.tabs {
+			if open(tab) {
+				alive = true
+			} else {
+				delete(r.tabs, tab)
+			}
+		}
+		if !alive {
+			delete(ns.byID, r.id)
+			delete(ns.byName, r.name)
+			return false
+		}
+		return true
+	}
+	if ids != nil && ns.released <= maxIdleNames {
+		for _, id := range ids {
+			if r := ns.byID[id]; r != nil {
+				check(r)
+			}
+		}
+		return
+	}
+	ns.released = 0
+	var idle []*reservation
+	for _, r := range ns.byID {
+		if check(r) {
+			idle = append(idle, r)
+		}
+	}
+	if len(idle) <= maxIdleNames {
+		return
+	}
+	sort.Slice(idle, func(i, j int) bool { return idle[i].used < idle[j].used })
+	for _, r := range idle[:len(idle)-maxIdleNames] {
+		delete(ns.byID, r.id)
+		delete(ns.byName, r.name)
+	}
 }

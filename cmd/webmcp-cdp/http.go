@@ -58,6 +58,12 @@ func (f *httpFlags) options() mcpserver.HTTPOptions {
 // serve serves MCP on the transport the flags choose, until the client
 // goes away (stdio), the browser goes away, or ctx ends.
 func (s *session) serve(ctx context.Context, hf *httpFlags, exited <-chan struct{}, why func() string) error {
+	// Let a state-file write in progress finish before the process goes.
+	defer func() {
+		if err := s.hub.Close(); err != nil {
+			slog.Warn("saving the cached tools failed", "err", err)
+		}
+	}()
 	if hf == nil || hf.addr == "" {
 		return s.serveStdio(ctx, exited, why)
 	}

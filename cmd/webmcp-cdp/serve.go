@@ -25,6 +25,18 @@ type serveFlags struct {
 	noTabTools     bool
 	dialogs        string
 	confirm        string
+
+	// The catalog: limits, origins, cached tools.
+	maxInflight      int
+	maxDescBytes     int
+	maxSchemaBytes   int
+	maxNameLength    int
+	maxRegsPerMinute int
+	allowOrigins     []string
+	denyOrigins      []string
+	origins          *hub.OriginPolicy // set by check
+	stateDir         string
+	cacheTTL         time.Duration
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -35,6 +47,15 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noTabTools, "no-tab-tools", false, "do not offer the webmcp_*_tab tools (open, activate, reload, close)")
 	fs.StringVar(&f.dialogs, "dialogs", "fail", "a page dialog during a call, when the client cannot be asked (no elicitation): accept, dismiss, or fail (dismiss it and return an error)")
 	fs.StringVar(&f.confirm, "confirm", "none", "ask the client before calling: consequential (tools marked consequentialHint), writes (every tool not marked readOnlyHint), or none")
+	fs.IntVar(&f.maxInflight, "max-inflight-per-tab", 16, "most tool calls running in one tab; more are refused until one finishes")
+	fs.IntVar(&f.maxDescBytes, "max-description-bytes", hub.DefaultDescriptionBytes, "longest tool description taken from a page; longer tools are refused")
+	fs.IntVar(&f.maxSchemaBytes, "max-schema-bytes", hub.DefaultSchemaBytes, "longest inputSchema (bytes of JSON) taken from a page; larger tools are refused")
+	fs.IntVar(&f.maxNameLength, "max-name-length", hub.DefaultNameLength, "longest tool name taken from a page (at most 128); longer tools are refused")
+	fs.IntVar(&f.maxRegsPerMinute, "max-registrations-per-minute", hub.DefaultRegistrationsPerMinute, "most tool names new to a tab that it may register per minute; more are refused")
+	fs.StringArrayVar(&f.allowOrigins, "allow-origin", nil, "take tools only from origins matching this pattern, repeatable (e.g. 'https://*.example.com'; * matches any text)")
+	fs.StringArrayVar(&f.denyOrigins, "deny-origin", nil, "never take tools from origins matching this pattern, repeatable (wins over --allow-origin)")
+	fs.StringVar(&f.stateDir, "state-dir", hub.DefaultStateDir(), "directory of the state file that keeps cached tools (annotations.cache) across restarts; empty keeps them in memory only")
+	fs.DurationVar(&f.cacheTTL, "cache-ttl", time.Hour, "forget cached tools not seen on an open page for this long (applied at start)")
 }
 
 func (f *serveFlags) check() (polyfill.Backend, error) {
@@ -57,6 +78,29 @@ func (f *serveFlags) check() (polyfill.Backend, error) {
 	if f.maxTools < 1 {
 		return "", fmt.Errorf("--max-tools-per-document %d: must be at least 1", f.maxTools)
 	}
+	for _, l := range []struct {
+		flag     string
+		v, least int
+	}{
+		{"--max-inflight-per-tab", f.maxInflight, 1},
+		{"--max-description-bytes", f.maxDescBytes, 64},
+		{"--max-schema-bytes", f.maxSchemaBytes, 64},
+		{"--max-name-length", f.maxNameLength, 1},
+		{"--max-registrations-per-minute", f.maxRegsPerMinute, 1},
+	} {
+		if l.v < l.least {
+			return "", fmt.Errorf("%s %d: must be at least %d", l.flag, l.v, l.least)
+		}
+	}
+	if f.maxNameLength > hub.DefaultNameLength {
+		return "", fmt.Errorf("--max-name-length %d: WebMCP tool names are at most %d characters", f.maxNameLength, hub.DefaultNameLength)
+	}
+	if f.cacheTTL <= 0 {
+		return "", fmt.Errorf("--cache-ttl %s: must be positive", f.cacheTTL)
+	}
+	if f.origins, err = hub.NewOriginPolicy(f.allowOrigins, f.denyOrigins); err != nil {
+		return "", err
+	}
 	return b, nil
 }
 
@@ -75,14 +119,29 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 	logger := slog.Default()
 	b, err := cdp.NewBrowser(conn, cdp.Options{
 		Backend:        backend,
-		Limits:         cdp.Limits{MaxTools: f.maxTools, MaxResult: f.maxResultBytes},
+		Limits:         cdp.Limits{MaxTools: f.maxTools, MaxResult: f.maxResultBytes, MaxDescription: f.maxDescBytes, MaxSchema: f.maxSchemaBytes},
 		ReloadExisting: reloadExisting,
 		Logger:         logger,
 	})
 	if err != nil {
 		return nil, err
 	}
-	h := hub.New(b, hub.Options{CallTimeout: f.callTimeout, MaxResultBytes: f.maxResultBytes, Logger: logger})
+	h := hub.New(b, hub.Options{
+		CallTimeout:       f.callTimeout,
+		MaxResultBytes:    f.maxResultBytes,
+		MaxInflightPerTab: f.maxInflight,
+		Limits: hub.Limits{
+			ToolsPerDocument:       f.maxTools,
+			DescriptionBytes:       f.maxDescBytes,
+			SchemaBytes:            f.maxSchemaBytes,
+			NameLength:             f.maxNameLength,
+			RegistrationsPerMinute: f.maxRegsPerMinute,
+		},
+		Origins:  f.origins,
+		StateDir: f.stateDir,
+		CacheTTL: f.cacheTTL,
+		Logger:   logger,
+	})
 	opts := mcpserver.Options{
 		Version:     version,
 		Logger:      logger,
@@ -110,7 +169,12 @@ func (s *session) openURLs(ctx context.Context, urls []string) error {
 	blank := s.browser.BlankTab()
 	for _, u := range urls {
 		if _, err := s.browser.Open(ctx, u); err != nil {
-			return err
+			var le *cdp.LoadError
+			if !errors.As(err, &le) {
+				return err
+			}
+			// The tab stays, on its error page: the site may come back.
+			slog.Warn("a start URL did not load", "url", u, "err", le.Text)
 		}
 	}
 	if blank != "" && len(urls) > 0 {

@@ -1,8 +1,9 @@
 // Package mcpserver serves a hub's routed tools over MCP with the go-sdk:
 // it keeps the server's tool list in step with the catalog (the SDK then
 // sends notifications/tools/list_changed) and adds a few tools of its own
-// for agents: list, open, activate, reload and close tabs, and webmcp_call
-// for clients that never refresh their tool list.
+// for agents: list, open, activate, reload and close tabs, and
+// webmcp_list_tools and webmcp_call for clients that never refresh their
+// tool list.
 package mcpserver
 
 import (
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -130,8 +132,16 @@ func (s *Server) poke() {
 	}
 }
 
-// follow applies catalog changes one at a time; a burst of changes while a
-// sync runs folds into one more sync, and the last change is never lost.
+// minSyncGap is the least time between two syncs. The SDK sends
+// list_changed once no tool was added or removed for 10 ms, restarting that
+// wait on every change; syncing at most every 15 ms leaves it that quiet
+// moment, so a page that changes its tools without pause cannot hold the
+// notification back for ever.
+const minSyncGap = 15 * time.Millisecond
+
+// follow applies catalog changes one at a time; changes that arrive while a
+// sync runs, or within minSyncGap of it, fold into one more sync, and the
+// last change is never lost.
 func (s *Server) follow(ctx context.Context) {
 	for {
 		select {
@@ -139,6 +149,11 @@ func (s *Server) follow(ctx context.Context) {
 			return
 		case <-s.wake:
 			s.sync()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(minSyncGap):
 		}
 	}
 }
@@ -164,8 +179,16 @@ func (s *Server) sync() {
 		if old, ok := s.listed[name]; ok && reflect.DeepEqual(old, rt) {
 			continue
 		}
+		if strings.HasPrefix(strings.ToLower(name), hub.ReservedPrefix) {
+			// The hub never names a page tool so; never let one replace ours.
+			s.logger.Error("not listing a page tool with a reserved name", "name", name)
+			continue
+		}
+		if err := s.addPageTool(mcpTool(rt, s.logger), s.callHandler(name)); err != nil {
+			s.logger.Error("not listing a page tool the MCP SDK refused", "name", name, "err", err)
+			continue
+		}
 		s.listed[name] = rt
-		s.mcp.AddTool(mcpTool(rt), s.callHandler(name))
 	}
 	if len(gone) > 0 || len(want) > 0 {
 		s.logger.Debug("tool list synced", "tools", len(want), "removed", len(gone))
@@ -178,12 +201,48 @@ func (s *Server) callHandler(name string) mcp.ToolHandler {
 	}
 }
 
-// mcpTool turns a routed tool into its MCP definition.
-func mcpTool(rt hub.RoutedTool) *mcp.Tool {
-	schema := rt.Tool.InputSchema
+// addPageTool adds a page tool, turning a panic of the SDK (it panics on
+// schemas it rejects) into an error.
+func (s *Server) addPageTool(t *mcp.Tool, h mcp.ToolHandler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	s.mcp.AddTool(t, h)
+	return nil
+}
+
+// safeSchema returns an input schema the SDK accepts: a JSON object whose
+// type is "object". A schema without a type gets it; any other schema is
+// replaced by {"type":"object"} (and logged), since the hub validates
+// arguments against the page's schema anyway.
+func safeSchema(name string, schema json.RawMessage, logger *slog.Logger) json.RawMessage {
+	fallback := json.RawMessage(`{"type":"object"}`)
 	if len(schema) == 0 {
-		schema = json.RawMessage(`{"type":"object"}`)
+		return fallback
 	}
+	var m map[string]any
+	if err := json.Unmarshal(schema, &m); err != nil || m == nil {
+		logger.Warn("a page tool's inputSchema is not a JSON object; listing it as {\"type\":\"object\"}", "name", name)
+		return fallback
+	}
+	switch m["type"] {
+	case "object":
+		return schema
+	case nil:
+		m["type"] = "object"
+		if out, err := json.Marshal(m); err == nil {
+			return out
+		}
+	}
+	logger.Warn("a page tool's inputSchema does not have type object; listing it as {\"type\":\"object\"}", "name", name, "type", m["type"])
+	return fallback
+}
+
+// mcpTool turns a routed tool into its MCP definition.
+func mcpTool(rt hub.RoutedTool, logger *slog.Logger) *mcp.Tool {
+	schema := safeSchema(rt.Name, rt.Tool.InputSchema, logger)
 	t := &mcp.Tool{
 		Name:        rt.Name,
 		Title:       rt.Tool.Title,
@@ -237,6 +296,54 @@ type tabsOut struct {
 	Tabs []hub.TabInfo `json:"tabs"`
 }
 
+type listToolsArgs struct {
+	Filter  string `json:"filter,omitempty" jsonschema:"only tools whose name or description contains this text (any letter case)"`
+	Schemas bool   `json:"schemas,omitempty" jsonschema:"include each tool's inputSchema"`
+}
+
+// listedTool is one page tool in webmcp_list_tools's compact listing.
+type listedTool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	InputSchema map[string]any `json:"inputSchema,omitempty"`
+}
+
+type listToolsOut struct {
+	Tools []listedTool `json:"tools"`
+}
+
+// compactDescription is the first line of a description, cut to 200 bytes.
+func compactDescription(d string) string {
+	d, _, _ = strings.Cut(d, "\n")
+	if len(d) > 200 {
+		cut := 200
+		for cut > 0 && d[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		d = d[:cut] + "…"
+	}
+	return d
+}
+
+// listTools is webmcp_list_tools: the catalog's page tools, compactly.
+func (s *Server) listTools(in listToolsArgs) listToolsOut {
+	out := listToolsOut{Tools: []listedTool{}}
+	filter := strings.ToLower(in.Filter)
+	for _, rt := range s.hub.Tools() {
+		if filter != "" && !strings.Contains(strings.ToLower(rt.Name+" "+rt.Tool.Description), filter) {
+			continue
+		}
+		lt := listedTool{Name: rt.Name, Description: compactDescription(rt.Tool.Description)}
+		if in.Schemas {
+			if err := json.Unmarshal(safeSchema(rt.Name, rt.Tool.InputSchema, s.logger), &lt.InputSchema); err != nil {
+				s.logger.Warn("cannot list a page tool's inputSchema", "name", rt.Name, "err", err)
+			}
+		}
+		out.Tools = append(out.Tools, lt)
+	}
+	return out
+}
+
 func (s *Server) addOwnTools() {
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_list_tabs", Description: "[webmcp-cdp] List the open tabs (number, URL, title, active) and the tools that reach each.", Annotations: ro},
@@ -251,6 +358,12 @@ func (s *Server) addOwnTools() {
 			}
 			res, err := s.handleCall(ctx, req, in.Name, args)
 			return res, nil, err
+		})
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_list_tools", Annotations: ro,
+		Description: "[webmcp-cdp] List the page tools now available (name and a one-line description; schemas on request), " +
+			"for clients that never refresh their tool list; call them with webmcp_call."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in listToolsArgs) (*mcp.CallToolResult, listToolsOut, error) {
+			return nil, s.listTools(in), nil
 		})
 	if s.opts.Tabs == nil {
 		return

@@ -1,0 +1,285 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// errCallTimeout is the cause of a call's context when --call-timeout ends it.
+var errCallTimeout = errors.New("the call timed out")
+
+// errorResult is a tool result that reports a failure to the model.
+func errorResult(format string, args ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
+}
+
+// Call runs the routed tool name with the arguments (a JSON object, or empty
+// for none). Every failure is a result with IsError set, worded for the model.
+func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
+	start := time.Now()
+	tabN := 0
+	res := h.call(ctx, name, args, &tabN)
+	h.mu.Lock()
+	obs := h.onCall
+	h.mu.Unlock()
+	if len(obs) > 0 {
+		rec := CallRecord{At: start, Tool: name, Tab: tabN, Took: time.Since(start), OK: !res.IsError}
+		if res.IsError && len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				rec.Error = tc.Text
+				if len(rec.Error) > 200 {
+					rec.Error = rec.Error[:200]
+				}
+			}
+		}
+		for _, f := range obs {
+			f(rec)
+		}
+	}
+	return res
+}
+
+func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, tabN *int) *mcp.CallToolResult {
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	h.mu.Lock()
+	r, ok := h.routes[name]
+	var c candidate
+	var e cacheEntry
+	live := false
+	if ok {
+		if len(r.cands) > 0 {
+			c, live = h.pickLocked(r.cands), true
+		} else {
+			e = *r.entry
+		}
+	}
+	h.mu.Unlock()
+	if !ok {
+		return errorResult("no open page has a tool named %q: its tab may have closed or navigated away; list the tools again (webmcp_list_tools)", name)
+	}
+	tool, url := e.Tool.tool(), e.URL
+	if live {
+		tool, url = c.doc.tools[c.tool], c.doc.URL
+	}
+	if reason := h.validator.check(tool.Name, url, tool.InputSchema, args); reason != "" {
+		return errorResult("the arguments do not fit the inputSchema of %s, so the page was not called: %s", name, reason)
+	}
+	if live {
+		res, _ := h.invoke(ctx, ctx, name, c, args, tabN)
+		return res
+	}
+	return h.callCached(ctx, name, e, args, tabN)
+}
+
+// invoke runs a call in the page of c, bounded by the call timeout and by
+// budget (the caller's context, or a cached call's overall budget). retry is
+// true when the page went away under the call.
+func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args json.RawMessage, tabN *int) (res *mcp.CallToolResult, retry bool) {
+	t := c.tab
+	*tabN = t.n
+	select {
+	case t.inflight <- struct{}{}:
+		defer func() { <-t.inflight }()
+	default:
+		return errorResult("tab %d already runs %d calls; try again when one finishes", t.n, cap(t.inflight)), false
+	}
+	callCtx, cancel := context.WithTimeoutCause(budget, h.opts.CallTimeout, errCallTimeout)
+	defer cancel()
+	start := time.Now()
+	out, err := h.browser.Invoke(callCtx, c.doc.Key, c.tool, args)
+	h.logger.Debug("tool call", "name", name, "tab", t.n, "took", time.Since(start), "err", err)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled):
+			return errorResult("the call to %s was cancelled by the client", name), false
+		case ctx.Err() != nil:
+			return errorResult("the client's deadline passed before %s answered", name), false
+		case errors.Is(context.Cause(callCtx), errCallTimeout):
+			return errorResult("%s did not answer within %s", name, h.opts.CallTimeout), false
+		}
+		switch h.whatHappened(c) {
+		case tabClosed:
+			return errorResult("%s did not finish: the tab was closed", name), true
+		case navigated:
+			return errorResult("%s did not finish: the page navigated away (if the new page registers the tool again, it comes back)", name), true
+		}
+		return errorResult("%s failed: %v", name, err), false
+	}
+	r := ToCallToolResult(out, h.opts.MaxResultBytes)
+	if untrustedHint(c.doc.tools[c.tool]) {
+		markUntrusted(r, c.doc.Origin)
+	}
+	return r, false
+}
+
+// Outcomes of whatHappened.
+const (
+	stillThere = iota
+	navigated
+	tabClosed
+)
+
+// settleTime is how long a failed call waits for the browser to report
+// what happened to its page (a tab closing also destroys its documents, so
+// a document that went is only "navigated" once its tab has had this long
+// to close).
+const settleTime = 300 * time.Millisecond
+
+// whatHappened tells, after a call into c failed, whether its tab closed,
+// its page navigated away (the document is gone, or was replaced), or both
+// are still there.
+func (h *Hub) whatHappened(c candidate) int {
+	timer := time.NewTimer(settleTime)
+	defer timer.Stop()
+	for expired := false; ; {
+		h.mu.Lock()
+		_, open := h.tabs[c.tab.id]
+		d := h.docs[c.doc.Key]
+		changed := h.changed
+		h.mu.Unlock()
+		switch {
+		case !open:
+			return tabClosed
+		case !expired:
+		case d == nil || d.born != c.doc.born:
+			return navigated
+		default:
+			return stillThere
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			expired = true
+		}
+	}
+}
+
+// opening is a cached tool's page being opened; callers of the same tool
+// share it.
+type opening struct {
+	done chan struct{} // closed once tab or err is set
+	tab  string
+	err  error
+}
+
+// cachedAttempts is how often a cached call looks for its tool.
+const cachedAttempts = 3
+
+// callCached runs a cached tool with no open page: it opens the tool's last
+// URL in a new tab, waits for the page to register the tool (longer on each
+// of up to three attempts), and calls it; a page that goes away under the
+// call is tried again. The whole call is bounded by the call timeout.
+func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args json.RawMessage, tabN *int) *mcp.CallToolResult {
+	opener, ok := h.browser.(Opener)
+	if !ok {
+		return errorResult("%s is cached from %s, but no open page has it and this browser cannot open one", name, e.URL)
+	}
+	budget, cancel := context.WithTimeoutCause(ctx, h.opts.CallTimeout, errCallTimeout)
+	defer cancel()
+	id := entryID(e.Origin, e.Tool.Name)
+
+	h.mu.Lock()
+	op, shared := h.opening[id]
+	if !shared {
+		op = &opening{done: make(chan struct{})}
+		h.opening[id] = op
+	}
+	h.mu.Unlock()
+	if !shared {
+		defer func() {
+			h.mu.Lock()
+			delete(h.opening, id)
+			h.mu.Unlock()
+		}()
+		op.tab, op.err = h.openPage(budget, opener, e.URL)
+		close(op.done)
+	}
+	select {
+	case <-op.done:
+	case <-budget.Done():
+	}
+	if op.err != nil && ctx.Err() == nil {
+		return errorResult("%s is cached from %s, and opening that page failed: %v", name, e.URL, op.err)
+	}
+	wait := 2 * time.Second
+	for attempt := 0; attempt < cachedAttempts && budget.Err() == nil; attempt++ {
+		c, found := h.waitCandidate(budget, id, op.tab, wait)
+		wait *= 2
+		if !found {
+			continue
+		}
+		res, retry := h.invoke(ctx, budget, name, c, args, tabN)
+		if !retry {
+			return res
+		}
+		h.logger.Info("the reopened page of a cached tool went away during the call; trying again", "tool", name, "attempt", attempt+1)
+	}
+	switch {
+	case ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled):
+		return errorResult("the call to %s was cancelled by the client", name)
+	case ctx.Err() != nil:
+		return errorResult("the client's deadline passed before the page of %s (%s) registered it", name, e.URL)
+	}
+	return errorResult("%s is cached from %s: the page was opened, but it did not register %q within %s; webmcp_list_tabs shows what the page has now",
+		name, e.URL, e.Tool.Name, h.opts.CallTimeout)
+}
+
+// openPage opens url, trying up to three times with backoff.
+func (h *Hub) openPage(ctx context.Context, opener Opener, url string) (string, error) {
+	var err error
+	backoff := 250 * time.Millisecond
+	for attempt := 0; attempt < cachedAttempts; attempt++ {
+		var id string
+		if id, err = opener.Open(ctx, url); err == nil {
+			h.logger.Info("opened the page of a cached tool", "url", url)
+			return id, nil
+		}
+		h.logger.Info("opening the page of a cached tool failed", "url", url, "attempt", attempt+1, "err", err)
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("opening %s: %w", url, err)
+		case <-time.After(backoff):
+		}
+		backoff *= 2
+	}
+	return "", fmt.Errorf("opening %s: %w", url, err)
+}
+
+// waitCandidate waits up to d for a live document with the tool of entry
+// id, preferring one in tab preferTab.
+func (h *Hub) waitCandidate(ctx context.Context, id, preferTab string, d time.Duration) (candidate, bool) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		h.mu.Lock()
+		var found candidate
+		ok := false
+		if r := h.bySite[id]; r != nil && len(r.cands) > 0 {
+			found, ok = h.pickLocked(r.cands), true
+			for _, c := range r.cands {
+				if c.tab.id == preferTab {
+					found = c
+				}
+			}
+		}
+		changed := h.changed
+		h.mu.Unlock()
+		if ok {
+			return found, true
+		}
+		select {
+		case <-ctx.Done():
+			return candidate{}, false
+		case <-timer.C:
+			return candidate{}, false
+		case <-changed:
+		}
+	}
+}

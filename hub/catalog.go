@@ -1,0 +1,279 @@
+package hub
+
+import (
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The catalog is kept per group: one group is every live document of one
+// origin that has a tool of one name, plus that tool's cached entry. A
+// change (a document's tools, a tab closing, the active tab) recomputes only
+// the groups it touches; the listing is then the union of the groups'
+// tools, sorted by name.
+
+// group is the candidates for one site-level name.
+type group struct {
+	id, origin, tool string
+	cands            []candidate
+	entry            *cacheEntry
+}
+
+// groupOut is what one group contributes to the catalog.
+type groupOut struct {
+	tools  []RoutedTool // the site-level name first, then tab-level names
+	resIDs []string     // the reservations of the names
+	site   *route
+}
+
+// groupLocked gathers the group of entry id, or returns nil when no
+// document has the tool and it is not cached.
+func (h *Hub) groupLocked(id string) *group {
+	keys := make([]string, 0, len(h.holders[id]))
+	for k := range h.holders[id] {
+		keys = append(keys, k)
+	}
+	e := h.cache[id]
+	if len(keys) == 0 && e == nil {
+		return nil
+	}
+	sort.Strings(keys)
+	g := &group{id: id, entry: e}
+	g.origin, g.tool, _ = strings.Cut(id, "\x00")
+	for _, k := range keys {
+		d := h.docs[k]
+		g.cands = append(g.cands, candidate{doc: d, tool: g.tool, tab: h.tabs[d.Tab]})
+	}
+	return g
+}
+
+// rebuildLocked recomputes the groups of the entries in dirty (every group
+// when dirty is nil) and reports whether the listing changed.
+func (h *Hub) rebuildLocked(dirty map[string]bool) bool {
+	if dirty == nil {
+		dirty = make(map[string]bool, len(h.holders)+len(h.cache))
+		for id := range h.holders {
+			dirty[id] = true
+		}
+		for id := range h.cache {
+			dirty[id] = true
+		}
+		for id := range h.groups {
+			dirty[id] = true
+		}
+	}
+	ids := make([]string, 0, len(dirty))
+	for id := range dirty {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	changed := false
+	var released []string
+	for _, id := range ids {
+		prev := map[string]RoutedTool{}
+		if old := h.groups[id]; old != nil {
+			for _, rt := range old.tools {
+				prev[rt.Name] = rt
+				delete(h.routes, rt.Name)
+			}
+			for _, r := range old.resIDs {
+				h.names.release(r)
+			}
+			released = append(released, old.resIDs...)
+			delete(h.groups, id)
+			delete(h.bySite, id)
+		}
+		g := h.groupLocked(id)
+		if g == nil {
+			changed = changed || len(prev) > 0
+			continue
+		}
+		out := h.buildGroupLocked(g)
+		for i, rt := range out.tools {
+			if old, ok := prev[rt.Name]; ok && routedEqual(old, rt) {
+				out.tools[i] = old
+			} else {
+				changed = true
+			}
+			delete(prev, rt.Name)
+		}
+		changed = changed || len(prev) > 0
+		h.groups[id] = out
+		h.bySite[id] = out.site
+	}
+	h.names.gc(released, h.tabOpenLocked)
+	if changed {
+		n := 0
+		for _, out := range h.groups {
+			n += len(out.tools)
+		}
+		list := make([]RoutedTool, 0, n)
+		for _, out := range h.groups {
+			list = append(list, out.tools...)
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+		h.list = list
+	}
+	return changed
+}
+
+// buildGroupLocked names and lists a group, and adds its routes.
+func (h *Hub) buildGroupLocked(g *group) *groupOut {
+	out := &groupOut{}
+	site := SiteOf(g.origin)
+	tabIDs := make([]string, 0, len(g.cands))
+	for _, c := range g.cands {
+		tabIDs = append(tabIDs, c.tab.id)
+	}
+	prefer := ""
+	if g.entry != nil {
+		prefer = g.entry.Name
+	}
+	resID := "s\x00" + g.id
+	name := h.names.alloc(resID, naturalName(site, "", g.tool), prefer, tabIDs, g.entry != nil)
+	if g.entry != nil && g.entry.Name != name {
+		g.entry.Name = name
+		h.markDirtyLocked()
+	}
+	out.site = &route{cands: g.cands, entry: g.entry, site: true}
+	h.routes[name] = out.site
+	out.resIDs = append(out.resIDs, resID)
+	out.tools = append(out.tools, h.siteToolLocked(name, site, g))
+	if len(g.cands) < 2 {
+		return out
+	}
+	plainOf := h.plainHoldersLocked(g.id, g.cands)
+	for _, c := range g.cands {
+		tid := "t\x00" + c.tab.id + "\x00" + g.id
+		if plainOf[c.tab.id] != frameOf(c.doc) {
+			tid += "\x00" + frameOf(c.doc)
+		}
+		tname := h.names.alloc(tid, naturalName(site, "tab"+strconv.Itoa(c.tab.n), g.tool), "", []string{c.tab.id}, false)
+		h.routes[tname] = &route{cands: []candidate{c}}
+		out.resIDs = append(out.resIDs, tid)
+		out.tools = append(out.tools, h.liveToolLocked(tname, site, []candidate{c}))
+	}
+	return out
+}
+
+// frameOf names a document's frame, or the document when the frame is
+// unknown.
+func frameOf(d *doc) string {
+	if d.Frame != "" {
+		return d.Frame
+	}
+	return "doc:" + d.Key
+}
+
+// plainHoldersLocked decides, for each tab among cands, which frame holds
+// the tab-level name of the tool of entry id without a frame suffix: the
+// frame that held it before, else the tab's main frame (whose id is the
+// tab's), else the first. So the name stays with the frame that had it, and
+// a reload that gives the frame a new document keeps it.
+func (h *Hub) plainHoldersLocked(id string, cands []candidate) map[string]string {
+	out := make(map[string]string)
+	for _, c := range cands {
+		key := c.tab.id + "\x00" + id
+		f := frameOf(c.doc)
+		cur, decided := out[c.tab.id]
+		switch {
+		case !decided:
+			out[c.tab.id] = f
+		case cur == h.plainFrame[key]:
+			// The earlier holder is here and keeps it.
+		case f == h.plainFrame[key] || f == c.tab.id:
+			out[c.tab.id] = f
+		}
+	}
+	for tab, f := range out {
+		h.plainFrame[tab+"\x00"+id] = f
+	}
+	return out
+}
+
+// routedEqual reports whether two routed tools list the same.
+func routedEqual(a, b RoutedTool) bool {
+	return a.Name == b.Name && sameTool(a.Tool, b.Tool) && reflect.DeepEqual(a.Source, b.Source)
+}
+
+// siteToolLocked lists a site-level name: its live candidates, else its
+// cached entry.
+func (h *Hub) siteToolLocked(name, site string, g *group) RoutedTool {
+	if len(g.cands) > 0 {
+		return h.liveToolLocked(name, site, g.cands)
+	}
+	e := g.entry
+	t := e.Tool.tool()
+	t.Description = "[" + site + " · cached] " + t.Description
+	return RoutedTool{
+		Name: name,
+		Tool: t,
+		Source: map[string]any{
+			"tool": e.Tool.Name, "origin": e.Origin, "url": e.URL, "backend": e.Backend, "cached": true,
+		},
+	}
+}
+
+// liveToolLocked lists a name that reaches cands, with a provenance tag:
+// "[site · tab N]" for one tab, "[site · tabs 1, 2 · goes to tab 2
+// (active)]" for a name shared by tabs; "· active" marks the active tab.
+func (h *Hub) liveToolLocked(name, site string, cands []candidate) RoutedTool {
+	c := h.pickLocked(cands)
+	t := c.doc.tools[c.tool]
+	var tabs []int
+	seen := map[int]bool{}
+	for _, cc := range cands {
+		if !seen[cc.tab.n] {
+			seen[cc.tab.n] = true
+			tabs = append(tabs, cc.tab.n)
+		}
+	}
+	sort.Ints(tabs)
+	active := c.tab.id == h.active
+	var tag strings.Builder
+	tag.WriteString("[" + site + " · ")
+	switch {
+	case len(cands) == 1:
+		tag.WriteString("tab " + strconv.Itoa(c.tab.n))
+		if active {
+			tag.WriteString(" · active")
+		}
+	case len(tabs) == 1:
+		tag.WriteString("tab " + strconv.Itoa(c.tab.n) + " (" + strconv.Itoa(len(cands)) + " frames) · goes to the latest")
+	default:
+		nums := make([]string, len(tabs))
+		for i, n := range tabs {
+			nums[i] = strconv.Itoa(n)
+		}
+		tag.WriteString("tabs " + strings.Join(nums, ", ") + " · goes to tab " + strconv.Itoa(c.tab.n))
+		if active {
+			tag.WriteString(" (active)")
+		} else {
+			tag.WriteString(" (latest)")
+		}
+	}
+	tag.WriteString("] ")
+	t.Description = tag.String() + t.Description
+	src := map[string]any{
+		"tool": c.tool, "origin": c.doc.Origin, "url": c.doc.URL,
+		"tab": c.tab.n, "frame": c.doc.Frame, "backend": c.doc.Backend,
+	}
+	if len(cands) > 1 {
+		src["tabs"] = tabs
+	}
+	return RoutedTool{Name: name, Tool: t, Source: src}
+}
+
+// pickLocked routes a name: the active tab if it has the tool, else the
+// document that updated its tools most recently.
+func (h *Hub) pickLocked(cands []candidate) candidate {
+	best := cands[0]
+	for _, c := range cands[1:] {
+		ca, ba := c.tab.id == h.active, best.tab.id == h.active
+		if ca && !ba || ca == ba && c.doc.updated > best.doc.updated {
+			best = c
+		}
+	}
+	return best
+}

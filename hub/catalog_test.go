@@ -1,0 +1,321 @@
+package hub_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+)
+
+// logBuffer collects a hub's log for tests that check what was logged.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,48}$`)
+
+// checkCatalog checks that every listed name is well formed, unique and
+// outside the reserved prefix, and that each reaches the document and tool
+// its _meta names.
+func checkCatalog(t *testing.T, h *hub.Hub, b *fakeBrowser) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, rt := range h.Tools() {
+		if !validName.MatchString(rt.Name) {
+			t.Errorf("%q is not 1-48 characters of [A-Za-z0-9_-]", rt.Name)
+		}
+		if strings.HasPrefix(strings.ToLower(rt.Name), hub.ReservedPrefix) {
+			t.Errorf("%q takes the reserved prefix %s", rt.Name, hub.ReservedPrefix)
+		}
+		if seen[rt.Name] {
+			t.Errorf("%q is listed twice", rt.Name)
+		}
+		seen[rt.Name] = true
+		if rt.Source["cached"] == true {
+			continue
+		}
+		routedTo(t, h, b, rt.Name)
+		got := b.last(t)
+		if got.Tool != rt.Source["tool"] {
+			t.Errorf("%s ran tool %q, want %q", rt.Name, got.Tool, rt.Source["tool"])
+		}
+	}
+}
+
+// toolAt finds the listed tool whose _meta says it is tool of origin in tab
+// (0: any tab) and whose name is site-level (shared false) or tab-level.
+func toolAt(h *hub.Hub, origin, tool string, tab int, tabLevel bool) (hub.RoutedTool, bool) {
+	for _, rt := range h.Tools() {
+		if rt.Source["origin"] != origin || rt.Source["tool"] != tool {
+			continue
+		}
+		isTab := strings.Contains(rt.Name, "_tab")
+		if tab != 0 && rt.Source["tab"] != tab {
+			continue
+		}
+		if isTab == tabLevel || !tabLevel && rt.Source["tabs"] != nil {
+			return rt, true
+		}
+	}
+	return hub.RoutedTool{}, false
+}
+
+func TestNameCollisions(t *testing.T) {
+	type update struct {
+		doc   hub.Doc
+		tools []string
+	}
+	tests := []struct {
+		name    string
+		updates []update
+		want    int // routed names
+	}{
+		{
+			name: "a tool named like a tab-level name",
+			updates: []update{
+				{mkDoc("a", "A", origin), []string{"search", "tab1_search"}},
+				{mkDoc("b", "B", origin), []string{"search"}},
+			},
+			want: 4, // search, tab1_search (the page's), and two tab-level search
+		},
+		{
+			name: "the tab-level name came first",
+			updates: []update{
+				{mkDoc("a", "A", origin), []string{"search"}},
+				{mkDoc("b", "B", origin), []string{"search"}},
+				{mkDoc("c", "C", origin), []string{"tab1_search"}},
+			},
+			want: 4,
+		},
+		{
+			name: "site and tool join the same way",
+			updates: []update{
+				{mkDoc("a", "A", "http://localhost"), []string{"8080_x"}},
+				{mkDoc("b", "B", "http://localhost:8080"), []string{"x"}},
+			},
+			want: 2,
+		},
+		{
+			name: "http and https of one host",
+			updates: []update{
+				{mkDoc("a", "A", "http://example.com"), []string{"pay"}},
+				{mkDoc("b", "B", "https://example.com"), []string{"pay"}},
+			},
+			want: 2,
+		},
+		{
+			name: "dots and underscores in tool names",
+			updates: []update{
+				{mkDoc("a", "A", origin), []string{"a.b", "a_b", "a-b"}},
+			},
+			want: 3,
+		},
+		{
+			name: "long names cut to the same prefix",
+			updates: []update{
+				{mkDoc("a", "A", "https://a-very-long-subdomain-name.example.com"), []string{
+					"create_calendar_event_with_reminders_1", "create_calendar_event_with_reminders_2",
+				}},
+				{mkDoc("b", "B", "https://a-very-long-subdomain-name.example.com"), []string{"create_calendar_event_with_reminders_1"}},
+			},
+			want: 4,
+		},
+		{
+			name: "IPv6 hosts and ports",
+			updates: []update{
+				{mkDoc("a", "A", "http://[::1]:8080"), []string{"x"}},
+				{mkDoc("b", "B", "http://[::1]"), []string{"8080_x"}},
+				{mkDoc("c", "C", "http://127.0.0.1:8080"), []string{"x"}},
+			},
+			want: 3,
+		},
+		{
+			name: "punycode and file pages",
+			updates: []update{
+				{mkDoc("a", "A", "https://xn--bcher-kva.example"), []string{"find"}},
+				{mkDoc("b", "B", "file://"), []string{"find"}},
+				{mkDoc("c", "C", "file://"), []string{"find"}},
+			},
+			want: 4,
+		},
+		{
+			name: "a page that tries to take the server's own names",
+			updates: []update{
+				{mkDoc("a", "A", "http://webmcp"), []string{"call", "list_tabs"}},
+				{mkDoc("b", "B", "http://WebMCP:80"), []string{"open_tab"}},
+			},
+			want: 3,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &fakeBrowser{}
+			h := hub.New(b, hub.Options{})
+			for _, u := range tt.updates {
+				h.Update(u.doc, mkTools(u.tools...))
+			}
+			if got := names(h); len(got) != tt.want {
+				t.Errorf("names = %q, want %d of them", got, tt.want)
+			}
+			checkCatalog(t, h, b)
+		})
+	}
+}
+
+func TestNamesStayForATabsLife(t *testing.T) {
+	b := &fakeBrowser{}
+	h := hub.New(b, hub.Options{})
+	h.Update(mkDoc("a1", "A", "http://localhost:8080"), mkTools("x", "search"))
+	h.Update(mkDoc("b1", "B", "http://localhost:8080"), mkTools("search"))
+	before := names(h)
+
+	// Tab A reloads: its document goes, and in the moment before the new one
+	// registers, another site registers a tool whose readable name is A's.
+	h.DropDoc("a1")
+	h.Update(mkDoc("c1", "C", "http://localhost"), mkTools("8080_x"))
+	h.Update(mkDoc("a2", "A", "http://localhost:8080"), mkTools("x", "search"))
+
+	after := map[string]bool{}
+	for _, n := range names(h) {
+		after[n] = true
+	}
+	for _, n := range before {
+		if !after[n] {
+			t.Errorf("%q went away although its tab lives: before %q, after %q", n, before, names(h))
+		}
+	}
+	if !after["localhost_8080_x"] {
+		t.Errorf("tab A's x lost its name: %q", names(h))
+	}
+	if rt, ok := toolAt(h, "http://localhost", "8080_x", 0, false); !ok || rt.Name == "localhost_8080_x" {
+		t.Errorf("the newcomer's tool is listed as %q (found %v), want a name of its own", rt.Name, ok)
+	}
+	checkCatalog(t, h, b)
+}
+
+func TestProvenanceTags(t *testing.T) {
+	tests := []struct {
+		name   string
+		setup  func(h *hub.Hub)
+		tool   string
+		prefix string
+	}{
+		{"one tab", func(h *hub.Hub) {}, site + "_only_a", "[" + site + " · tab 1] "},
+		{"one tab, active", func(h *hub.Hub) { h.SetActive("A") }, site + "_only_a", "[" + site + " · tab 1 · active] "},
+		{"shared, latest", func(h *hub.Hub) {}, site + "_search", "[" + site + " · tabs 1, 2 · goes to tab 2 (latest)] "},
+		{"shared, active", func(h *hub.Hub) { h.SetActive("A") }, site + "_search", "[" + site + " · tabs 1, 2 · goes to tab 1 (active)] "},
+		{"tab level, active", func(h *hub.Hub) { h.SetActive("B") }, site + "_tab2_search", "[" + site + " · tab 2 · active] "},
+		{"tab level, other tab active", func(h *hub.Hub) { h.SetActive("B") }, site + "_tab1_search", "[" + site + " · tab 1] "},
+		{"two frames of one tab", func(h *hub.Hub) {
+			h.Update(mkDoc("a-frame", "A", origin), mkTools("only_a"))
+		}, site + "_only_a", "[" + site + " · tab 1 (2 frames) · goes to the latest] "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := hub.New(&fakeBrowser{}, hub.Options{})
+			h.Update(mkDoc("a", "A", origin), mkTools("search", "only_a"))
+			h.Update(mkDoc("b", "B", origin), mkTools("search"))
+			tt.setup(h)
+			for _, rt := range h.Tools() {
+				if rt.Name == tt.tool {
+					if !strings.HasPrefix(rt.Tool.Description, tt.prefix) {
+						t.Errorf("description %q, want the prefix %q", rt.Tool.Description, tt.prefix)
+					}
+					return
+				}
+			}
+			t.Errorf("%s is not listed: %q", tt.tool, names(h))
+		})
+	}
+}
+
+func TestSetActiveRebuildsTheListing(t *testing.T) {
+	h := hub.New(&fakeBrowser{}, hub.Options{})
+	h.Update(mkDoc("a", "A", origin), mkTools("search"))
+	h.Update(mkDoc("b", "B", origin), mkTools("search"))
+	notified := 0
+	h.OnChange(func() { notified++ })
+
+	source := func() map[string]any {
+		for _, rt := range h.Tools() {
+			if rt.Name == site+"_search" {
+				return rt.Source
+			}
+		}
+		t.Fatalf("%s_search is not listed", site)
+		return nil
+	}
+	if got := source()["tab"]; got != 2 {
+		t.Fatalf("before SetActive the site-level name goes to tab %v, want 2 (the latest)", got)
+	}
+	h.SetActive("A")
+	if got := source(); got["tab"] != 1 || !reflect.DeepEqual(got["tabs"], []int{1, 2}) {
+		t.Errorf("after SetActive(A), _meta source = %v, want tab 1 of tabs [1 2]", got)
+	}
+	if notified != 1 {
+		t.Errorf("SetActive told subscribers %d times, want 1", notified)
+	}
+	h.SetActive("A")
+	if notified != 1 {
+		t.Errorf("SetActive of the active tab told subscribers again")
+	}
+}
+
+func TestToolsReturnsACopy(t *testing.T) {
+	h := hub.New(&fakeBrowser{}, hub.Options{})
+	h.Update(mkDoc("a", "A", origin), mkTools("x", "y"))
+	got := h.Tools()
+	got[0].Name = "changed"
+	got = append(got[:0], got[1:]...)
+	if n := names(h); !reflect.DeepEqual(n, []string{site + "_x", site + "_y"}) {
+		t.Errorf("changing the slice Tools returned changed the catalog: %q", n)
+	}
+}
+
+// TestUpdateDuringCall re-registers a document's tools while a call into it
+// runs; run with -race.
+func TestUpdateDuringCall(t *testing.T) {
+	release := make(chan struct{})
+	b := &fakeBrowser{started: make(chan invocation, 1), respond: func(ctx context.Context, in invocation) (hub.Result, error) {
+		<-release
+		return hub.Result{Kind: "string", Value: "done"}, nil
+	}}
+	h := hub.New(b, hub.Options{})
+	d := mkDoc("a", "A", origin)
+	h.Update(d, mkTools("slow"))
+	done := make(chan string, 1)
+	go func() { done <- text(t, h.Call(context.Background(), site+"_slow", json.RawMessage(`{}`))) }()
+	<-b.started
+	for i := range 50 {
+		d.URL = origin + "/page" + string(rune('a'+i%26))
+		h.Update(d, mkTools("slow", "other"))
+	}
+	close(release)
+	if got := <-done; got != "done" {
+		t.Errorf("the call gave %q", got)
+	}
+}

@@ -1,0 +1,169 @@
+package hub
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGlobMatch(t *testing.T) {
+	tests := []struct {
+		pat, s string
+		want   bool
+	}{
+		{"https://example.com", "https://example.com", true},
+		{"https://example.com", "https://example.com:8443", false},
+		{"https://*.example.com", "https://a.example.com", true},
+		{"https://*.example.com", "https://a.b.example.com", true},
+		{"https://*.example.com", "https://example.com", false},
+		{"https://*.example.com", "https://a.example.com.evil.net", false},
+		{"https://*.example.com", "https://evilexample.com", false},
+		{"https://*.example.com", "http://a.example.com", false},
+		{"http://127.0.0.1:*", "http://127.0.0.1:8080", true},
+		{"http://127.0.0.1:*", "http://127.0.0.10:8080", false},
+		{"http://[::1]:*", "http://[::1]:9000", true},
+		{"*", "null", true},
+		{"*://*", "file://", true},
+		{"https://*.*.com", "https://a.b.com", true},
+		{"https://*.*.com", "https://ab.com", false},
+		{"a*a", "a", false},
+		{"a*a", "aa", true},
+	}
+	for _, tt := range tests {
+		if got := globMatch(tt.pat, tt.s); got != tt.want {
+			t.Errorf("globMatch(%q, %q) = %v, want %v", tt.pat, tt.s, got, tt.want)
+		}
+	}
+}
+
+func TestOriginPolicy(t *testing.T) {
+	tests := []struct {
+		name        string
+		allow, deny []string
+		allowed     []string
+		denied      []string
+	}{
+		{name: "no patterns", allowed: []string{"https://a.com", "null", "file://"}},
+		{
+			name:    "allow list",
+			allow:   []string{"https://*.example.com", "http://127.0.0.1:*"},
+			allowed: []string{"https://app.example.com", "http://127.0.0.1:3000", "HTTPS://APP.EXAMPLE.COM"},
+			denied:  []string{"https://example.org", "http://localhost:3000", "null"},
+		},
+		{
+			name:    "deny wins",
+			allow:   []string{"https://*.example.com"},
+			deny:    []string{"https://ads.example.com"},
+			allowed: []string{"https://app.example.com"},
+			denied:  []string{"https://ads.example.com"},
+		},
+		{
+			name:    "deny only",
+			deny:    []string{"https://*.tracker.net", "null"},
+			allowed: []string{"https://example.com"},
+			denied:  []string{"https://x.tracker.net", "null"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := NewOriginPolicy(tt.allow, tt.deny)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range tt.allowed {
+				if !p.Allows(o) {
+					t.Errorf("%q is denied, want allowed", o)
+				}
+			}
+			for _, o := range tt.denied {
+				if p.Allows(o) {
+					t.Errorf("%q is allowed, want denied", o)
+				}
+			}
+		})
+	}
+	var nilPolicy *OriginPolicy
+	if !nilPolicy.Allows("https://a.com") {
+		t.Error("a nil policy denies")
+	}
+}
+
+func TestOriginPatternErrors(t *testing.T) {
+	tests := []struct {
+		pat, want string
+	}{
+		{"", "empty"},
+		{"example.com", "scheme://host"},
+		{"https://example.com/path", "no path"},
+		{"https://example.com?q", "no path"},
+	}
+	for _, tt := range tests {
+		_, err := NewOriginPolicy([]string{tt.pat}, nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "--allow-origin") {
+			t.Errorf("NewOriginPolicy(%q) error = %v, want one naming --allow-origin and saying %q", tt.pat, err, tt.want)
+		}
+	}
+}
+
+func TestBucket(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	steps := []struct {
+		at   time.Duration
+		n    int
+		want int
+	}{
+		{0, 40, 40},                  // starts full (60)
+		{0, 40, 20},                  // 20 left
+		{0, 5, 0},                    // empty
+		{30 * time.Second, 40, 30},   // half a minute refills half
+		{10 * time.Minute, 100, 60},  // never above capacity
+		{10 * time.Minute, 1, 0},     // empty again at the same moment
+		{-time.Minute, 1, 0},         // a clock going back gives nothing
+		{11 * time.Minute, 1000, 60}, // a full minute later: full
+	}
+	var b bucket
+	for i, s := range steps {
+		if got := b.take(s.n, 60, t0.Add(s.at)); got != s.want {
+			t.Errorf("step %d: take(%d) at +%s = %d, want %d", i, s.n, s.at, got, s.want)
+		}
+	}
+}
+
+func TestCheckTool(t *testing.T) {
+	l := Limits{DescriptionBytes: 10, SchemaBytes: 60, NameLength: 5}
+	l.defaults()
+	tests := []struct {
+		name       string
+		tool       Tool
+		wantReason string // substring; "" when admitted
+		wantSchema string // when admitted
+	}{
+		{"fine", Tool{Name: "ok", Description: "d"}, "", ""},
+		{"empty name", Tool{Description: "d"}, "name is empty", ""},
+		{"long name", Tool{Name: "toolong", Description: "d"}, "name is 7 bytes, over the limit of 5", ""},
+		{"empty description", Tool{Name: "ok"}, "description is empty", ""},
+		{"long description", Tool{Name: "ok", Description: "ééééééé"}, "description is 14 bytes, over the limit of 10", ""},
+		{"big schema", Tool{Name: "ok", Description: "d", InputSchema: []byte(`{"type":"object","properties":{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa":{}}}`)}, "inputSchema is 74 bytes, over the limit of 60", ""},
+		{"schema not an object", Tool{Name: "ok", Description: "d", InputSchema: []byte(`[1]`)}, "not a JSON object", ""},
+		{"schema of another type", Tool{Name: "ok", Description: "d", InputSchema: []byte(`{"type":"string"}`)}, "has type string", ""},
+		{"schema without a type", Tool{Name: "ok", Description: "d", InputSchema: []byte(`{"properties":{}}`)}, "", `{"properties":{},"type":"object"}`},
+		{"object schema kept", Tool{Name: "ok", Description: "d", InputSchema: []byte(`{"type":"object"}`)}, "", `{"type":"object"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, reason := l.checkTool(tt.tool)
+			if tt.wantReason == "" {
+				if reason != "" {
+					t.Fatalf("refused: %s", reason)
+				}
+				if string(got.InputSchema) != tt.wantSchema {
+					t.Errorf("schema = %s, want %s", got.InputSchema, tt.wantSchema)
+				}
+				return
+			}
+			if !strings.Contains(reason, tt.wantReason) {
+				t.Errorf("reason = %q, want it to contain %q", reason, tt.wantReason)
+			}
+		})
+	}
+}
