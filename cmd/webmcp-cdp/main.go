@@ -63,6 +63,6 @@ func newRoot() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().StringVar(&level, "log-level", "info", "log level: debug, info, warn or error (logs go to stderr)")
-	root.AddCommand(newLaunch(), newAttach(), newDemo(), newPolyfill(), newVersion())
+	root.AddCommand(newLaunch(), newAttach(), newDemo(), newPolyfill(), newVersion(), newBench())
 	return root
 }
