@@ -11,6 +11,7 @@ func newAttach() *cobra.Command {
 	var reload bool
 	var sf serveFlags
 	var hf httpFlags
+	var rf relayFlags
 	cmd := &cobra.Command{
 		Use:   "attach (--browser-url URL | --ws-endpoint WS) [URL...]",
 		Short: "Connect to a Chrome started with --remote-debugging-port and serve its tabs' WebMCP tools over MCP on stdio",
@@ -23,6 +24,9 @@ func newAttach() *cobra.Command {
 				return err
 			}
 			if err := hf.check(); err != nil {
+				return err
+			}
+			if err := rf.check(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -41,6 +45,9 @@ func newAttach() *cobra.Command {
 					return err
 				}
 			}
+			if rf.enabled() {
+				return s.serveRelay(ctx, &rf, nil, nil)
+			}
 			return s.serve(ctx, &hf, nil, nil)
 		},
 	}
@@ -51,5 +58,7 @@ func newAttach() *cobra.Command {
 	cmd.MarkFlagsOneRequired("browser-url", "ws-endpoint")
 	sf.register(cmd.Flags())
 	hf.register(cmd.Flags())
+	rf.register(cmd.Flags())
+	cmd.MarkFlagsMutuallyExclusive("relay", "http")
 	return cmd
 }

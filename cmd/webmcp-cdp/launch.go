@@ -36,6 +36,7 @@ func newLaunch() *cobra.Command {
 	var lf launchFlags
 	var sf serveFlags
 	var hf httpFlags
+	var rf relayFlags
 	cmd := &cobra.Command{
 		Use:   "launch [flags] [URL...]",
 		Short: "Start Chromium, open the URLs, and serve their WebMCP tools over MCP on stdio",
@@ -45,6 +46,9 @@ func newLaunch() *cobra.Command {
 				return err
 			}
 			if err := hf.check(); err != nil {
+				return err
+			}
+			if err := rf.check(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -60,11 +64,16 @@ func newLaunch() *cobra.Command {
 			if err := s.openURLs(ctx, urls); err != nil {
 				return err
 			}
+			if rf.enabled() {
+				return s.serveRelay(ctx, &rf, proc.Exited(), proc.ExitReason)
+			}
 			return s.serve(ctx, &hf, proc.Exited(), proc.ExitReason)
 		},
 	}
 	lf.register(cmd)
 	sf.register(cmd.Flags())
 	hf.register(cmd.Flags())
+	rf.register(cmd.Flags())
+	cmd.MarkFlagsMutuallyExclusive("relay", "http")
 	return cmd
 }

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub/relay"
+)
+
+func newConnect() *cobra.Command {
+	var opts relay.RemoteOptions
+	cmd := &cobra.Command{
+		Use:   "connect --relay wss://HOST/mcp [--token JWT] [--extension ID|NAME]",
+		Short: "Serve a remote browser's WebMCP tools over MCP on stdio, through a relay",
+		Long: "connect is an MCP stdio server for a local agent. It connects to a relay's /mcp endpoint,\n" +
+			"authenticates with the token, and connects to the browser named by --extension (an id or a name\n" +
+			"from the relay), or to the only browser of the token's user. It serves that browser's page tools\n" +
+			"(list_changed included) and webmcp_* tools for its tabs, and reconnects when the browser or the\n" +
+			"relay comes back. A wrong URL or token fails at once.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if opts.Token == "" {
+				opts.Token = os.Getenv(tokenEnv)
+			}
+			if opts.Token == "" {
+				return fmt.Errorf("connect needs a token: pass --token JWT or set $%s", tokenEnv)
+			}
+			opts.Version = version
+			opts.Logger = slog.Default()
+			r, err := relay.NewRemote(opts)
+			if err != nil {
+				return err
+			}
+			if err := r.Start(ctx); err != nil {
+				return err
+			}
+			err = r.MCP().Run(ctx, &mcp.StdioTransport{})
+			if ctx.Err() != nil {
+				slog.Info("interrupted; stopping")
+				return nil
+			}
+			if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+				slog.Debug("the MCP session ended", "err", err)
+			}
+			slog.Info("the MCP client went away; stopping")
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.URL, "relay", "", "the relay's client endpoint, wss://HOST/mcp")
+	fs.StringVar(&opts.Token, "token", "", "the token (JWT) for the relay (default $"+tokenEnv+")")
+	fs.StringVar(&opts.Extension, "extension", "", "the browser to connect to: an id or a name the relay lists (default: the only one)")
+	fs.BoolVar(&opts.Dial.Insecure, "insecure", false, "allow ws:// to a relay that is not on this machine (the token then crosses the network in the clear)")
+	_ = cmd.MarkFlagRequired("relay")
+	return cmd
+}
