@@ -64,6 +64,7 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&level, "log-level", "info", "log level: debug, info, warn or error (logs go to stderr)")
 	root.AddCommand(newLaunch(), newAttach(), newDemo(), newPolyfill(), newVersion(), newBench())
+	root.AddCommand(newInspect(), newCall(), newTest())
 	root.AddCommand(newRelay(), newConnect())
 	return root
 }

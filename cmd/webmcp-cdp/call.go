@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
+)
+
+func newCall() *cobra.Command {
+	var f ciFlags
+	cmd := &cobra.Command{
+		Use:   "call [flags] URL TOOL [JSON]",
+		Short: "Load a page in headless Chromium, call one of its WebMCP tools, and print the MCP result",
+		Long: "call launches headless Chromium, loads URL, waits for its WebMCP tools to settle, and calls TOOL\n" +
+			"(the page's own name for it, or its routed name) with the JSON object given (default {}; \"-\"\n" +
+			"reads it from standard input). The MCP CallToolResult is printed on standard output as JSON.\n\n" +
+			"Exit status: 0 when the call succeeded, 1 when its result has isError, 2 for a bad command line,\n" +
+			"a tool the page does not have, or a browser that could not start.",
+		Args: usageArgs(cobra.RangeArgs(2, 3)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pageURL, tool := args[0], args[1]
+			if err := checkPageURL(pageURL); err != nil {
+				return err
+			}
+			input := json.RawMessage("{}")
+			if len(args) == 3 {
+				raw := []byte(args[2])
+				if args[2] == "-" {
+					var err error
+					if raw, err = io.ReadAll(io.LimitReader(cmd.InOrStdin(), 64<<20)); err != nil {
+						return usageError(fmt.Errorf("reading the arguments from standard input: %w", err))
+					}
+				}
+				var obj map[string]any
+				if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+					return usageError(fmt.Errorf("the arguments %.100q are not a JSON object such as '{\"text\": \"hi\"}'", raw))
+				}
+				input = raw
+			}
+			b, err := startCI(cmd.Context(), &f)
+			if err != nil {
+				return err
+			}
+			defer b.close()
+			page, err := b.sess.Open(b.ctx, pageURL)
+			if err != nil {
+				if lost := b.lost(); lost != nil {
+					return lost
+				}
+				return usageError(err)
+			}
+			res, err := page.Call(b.ctx, tool, input)
+			if err != nil {
+				if lost := b.lost(); lost != nil && !errors.Is(err, ci.ErrNoTool) {
+					return lost
+				}
+				return usageError(err)
+			}
+			out, err := json.MarshalIndent(res, "", "  ")
+			if err != nil {
+				return usageError(fmt.Errorf("encoding the result: %w", err))
+			}
+			out = append(out, '\n')
+			if _, err := cmd.OutOrStdout().Write(out); err != nil {
+				return usageError(fmt.Errorf("writing the result: %w", err))
+			}
+			if res.IsError {
+				return &exitError{code: 1, err: fmt.Errorf("%s returned an error result (isError)", tool)}
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
+)
+
+// ciFlags are the flags of CI mode (inspect, call, test): launch's and
+// serve's, and how long to wait for a page's tools.
+type ciFlags struct {
+	lf            launchFlags
+	sf            serveFlags
+	settle        time.Duration
+	settleTimeout time.Duration
+}
+
+func (f *ciFlags) register(cmd *cobra.Command) {
+	f.lf.register(cmd)
+	// CI mode is always headless.
+	cmd.Flags().MarkHidden("headless")
+	f.sf.register(cmd.Flags())
+	cmd.Flags().DurationVar(&f.settle, "settle", 300*time.Millisecond, "how long a page's tools must stay unchanged to count as settled")
+	cmd.Flags().DurationVar(&f.settleTimeout, "settle-timeout", 10*time.Second, "longest wait for a page's tools to settle")
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+}
+
+// usageError makes err exit with status 2, CI mode's status for a bad
+// command line, spec or browser.
+func usageError(err error) error { return &exitError{code: 2, err: err} }
+
+// usageArgs makes a bad number of arguments exit with status 2.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError(fmt.Errorf("%w (usage: %s)", err, cmd.UseLine()))
+		}
+		return nil
+	}
+}
+
+// ciBrowser is a headless browser for CI mode, with an MCP client on its
+// server so that calls take the path of a real client's.
+type ciBrowser struct {
+	sess   *ci.Session
+	ctx    context.Context // ends when the browser goes away
+	parent context.Context
+	close  func()
+}
+
+// startCI checks the flags, launches headless Chromium and instruments it.
+// Every failure exits with status 2.
+func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
+	backend, err := f.sf.check()
+	if err != nil {
+		return nil, usageError(err)
+	}
+	if f.settle <= 0 || f.settleTimeout < f.settle {
+		return nil, usageError(fmt.Errorf("--settle %s and --settle-timeout %s: both must be positive, and the timeout at least the settle time", f.settle, f.settleTimeout))
+	}
+	// Package cdp only logs the tools it refuses; keep those records so that
+	// pages can report their refused tools (see package ci).
+	refusals := &ci.RefusalLog{}
+	slog.SetDefault(slog.New(refusals.Handler(slog.Default().Handler())))
+
+	f.lf.headless = true
+	proc, err := cdp.Launch(ctx, f.lf.options(backend))
+	if err != nil {
+		return nil, usageError(err)
+	}
+	s, err := startSession(ctx, proc.Conn(), &f.sf, backend, false)
+	if err != nil {
+		proc.Close()
+		return nil, usageError(err)
+	}
+	clientT, serverT := mcp.NewInMemoryTransports()
+	if _, err := s.server.MCP().Connect(ctx, serverT, nil); err != nil {
+		proc.Close()
+		return nil, usageError(fmt.Errorf("connecting CI mode's MCP client: %w", err))
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "webmcp-cdp-ci", Version: version}, nil).Connect(ctx, clientT, nil)
+	if err != nil {
+		proc.Close()
+		return nil, usageError(fmt.Errorf("connecting CI mode's MCP client: %w", err))
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-s.conn.Done():
+			reason := fmt.Sprint(s.conn.Err())
+			select {
+			case <-proc.Exited():
+				reason = "the browser exited: " + proc.ExitReason()
+			case <-time.After(time.Second):
+			}
+			cancel(fmt.Errorf("lost the browser: %s", reason))
+		case err := <-s.browser.Fatal():
+			cancel(err)
+		case <-runCtx.Done():
+		}
+	}()
+	sess := &ci.Session{
+		Hub:           s.hub,
+		Tabs:          ciTabs{s.browser},
+		Refusals:      refusals,
+		Settle:        f.settle,
+		SettleTimeout: f.settleTimeout,
+		Call: func(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+			return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		},
+	}
+	return &ciBrowser{
+		sess:   sess,
+		ctx:    runCtx,
+		parent: ctx,
+		close: func() {
+			cancel(nil)
+			cs.Close()
+			proc.Close()
+		},
+	}, nil
+}
+
+// ciTabs opens each page in a new blank tab and navigates it once the tab
+// is instrumented. (cdp.Browser.Open with the page's URL lets the page's
+// own scripts run before the WebMCP script now and then: in about one load
+// in 25, the page found no document.modelContext. Navigating a tab whose
+// setup is done has no such race, and Page.navigate reports a page that
+// cannot load, such as a refused connection.)
+type ciTabs struct{ b *cdp.Browser }
+
+func (t ciTabs) Open(ctx context.Context, url string) (string, error) {
+	tab, err := t.b.Open(ctx, "about:blank")
+	if err != nil {
+		return "", err
+	}
+	// The new tab's attach event may come after Target.createTarget's
+	// answer: until then, Navigate does not know the tab.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err = t.b.Navigate(ctx, tab, url)
+		if !errors.Is(err, cdp.ErrTargetGone) || time.Now().After(deadline) {
+			// "navigating tab ID to URL: net::ERR_CONNECTION_REFUSED" says
+			// the URL twice: keep the browser's reason.
+			if inner := errors.Unwrap(err); inner != nil && strings.HasPrefix(inner.Error(), "net::") {
+				err = inner
+			}
+			return tab, err
+		}
+		select {
+		case <-ctx.Done():
+			return tab, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (t ciTabs) CloseTab(ctx context.Context, tab string) error { return t.b.CloseTab(ctx, tab) }
+
+// lost returns the error to exit with when the browser went away or the
+// run was interrupted, else nil.
+func (b *ciBrowser) lost() error {
+	if b.ctx.Err() == nil {
+		return nil
+	}
+	if b.parent.Err() != nil {
+		return usageError(fmt.Errorf("interrupted: %w", context.Cause(b.parent)))
+	}
+	return usageError(context.Cause(b.ctx))
+}
+
+// checkPageURL refuses what a browser would not load as a page address.
+func checkPageURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return usageError(fmt.Errorf("URL %q: %w", raw, err))
+	}
+	if !u.IsAbs() {
+		return usageError(fmt.Errorf("URL %q is not absolute: give the whole address, such as http://127.0.0.1:8080/app/", raw))
+	}
+	return nil
+}
+
+func newInspect() *cobra.Command {
+	var f ciFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "inspect [flags] URL",
+		Short: "Load a page in headless Chromium and print its WebMCP tools and lint findings",
+		Long: "inspect launches headless Chromium, loads URL, waits for its WebMCP tools to settle, and prints\n" +
+			"each tool (name, routed name, description, input schema, annotations) and the lint findings:\n" +
+			"empty or huge descriptions, input schemas that are not objects or do not compile as JSON Schema,\n" +
+			"names that clients reject or that webmcp-cdp has to cut, instruction-like text in descriptions,\n" +
+			"and tools webmcp-cdp refused.\n\n" +
+			"Exit status: 0 when no finding is an error, 1 when one is, 2 for a bad command line or a browser\n" +
+			"that could not start.",
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkPageURL(args[0]); err != nil {
+				return err
+			}
+			b, err := startCI(cmd.Context(), &f)
+			if err != nil {
+				return err
+			}
+			defer b.close()
+			page, err := b.sess.Open(b.ctx, args[0])
+			if err != nil {
+				if lost := b.lost(); lost != nil {
+					return lost
+				}
+				return usageError(err)
+			}
+			findings := ci.LintPage(page)
+			errs, warns := 0, 0
+			for _, fd := range findings {
+				if fd.Severity == ci.Error {
+					errs++
+				} else {
+					warns++
+				}
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				err = writeInspectJSON(out, page, findings, errs, warns)
+			} else {
+				err = writeInspectText(out, page, findings, errs, warns)
+			}
+			if err != nil {
+				return usageError(fmt.Errorf("writing the report: %w", err))
+			}
+			if errs > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("%s: %s", args[0], plural(errs, "lint error"))}
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tools and findings as one JSON object")
+	return cmd
+}
+
+// inspectReport is inspect's --json output.
+type inspectReport struct {
+	URL      string       `json:"url"`
+	Settled  bool         `json:"settled"`
+	TookMS   int64        `json:"tookMs"`
+	Tools    []ci.Tool    `json:"tools"`
+	Findings []ci.Finding `json:"findings"`
+	Errors   int          `json:"errors"`
+	Warnings int          `json:"warnings"`
+}
+
+func writeInspectJSON(w io.Writer, p *ci.Page, findings []ci.Finding, errs, warns int) error {
+	rep := inspectReport{URL: p.URL, Settled: p.Settled, TookMS: p.Took.Milliseconds(), Tools: p.Tools, Findings: findings, Errors: errs, Warnings: warns}
+	if rep.Tools == nil {
+		rep.Tools = []ci.Tool{}
+	}
+	if rep.Findings == nil {
+		rep.Findings = []ci.Finding{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+func writeInspectText(w io.Writer, p *ci.Page, findings []ci.Finding, errs, warns int) error {
+	var b bytes.Buffer
+	state := "settled"
+	if !p.Settled {
+		state = "gave up waiting"
+	}
+	fmt.Fprintf(&b, "%s: %d tools (%s after %s)\n", p.URL, len(p.Tools), state, p.Took.Round(time.Millisecond))
+	for _, t := range p.Tools {
+		b.WriteString("\n")
+		if t.Refused != "" {
+			fmt.Fprintf(&b, "%s  (refused: %s)\n", t.Name, t.Refused)
+			continue
+		}
+		fmt.Fprintf(&b, "%s  →  %s\n", t.Name, t.Routed)
+		if t.Title != "" {
+			fmt.Fprintf(&b, "  title:        %s\n", t.Title)
+		}
+		fmt.Fprintf(&b, "  description:  %s\n", oneLine(t.Description, 300))
+		if len(t.InputSchema) > 0 {
+			var c bytes.Buffer
+			if json.Compact(&c, t.InputSchema) != nil {
+				c.Reset()
+				c.Write(t.InputSchema)
+			}
+			fmt.Fprintf(&b, "  inputSchema:  %s\n", c.String())
+		}
+		if len(t.Annotations) > 0 {
+			a, _ := json.Marshal(t.Annotations)
+			fmt.Fprintf(&b, "  annotations:  %s\n", a)
+		}
+		if t.URL != "" && t.URL != p.URL {
+			fmt.Fprintf(&b, "  from:         %s\n", t.URL)
+		}
+	}
+	b.WriteString("\n")
+	if len(findings) == 0 {
+		b.WriteString("No findings.\n")
+	} else {
+		b.WriteString("Findings:\n")
+		for _, fd := range findings {
+			fmt.Fprintf(&b, "  %s\n", ci.FormatFinding(fd))
+		}
+	}
+	fmt.Fprintf(&b, "%s, %s\n", plural(errs, "error"), plural(warns, "warning"))
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// oneLine shows s on one line, cut to n characters.
+func oneLine(s string, n int) string {
+	r := []rune(s)
+	for i, c := range r {
+		if c == '\n' || c == '\r' || c == '\t' {
+			r[i] = ' '
+		}
+	}
+	if len(r) > n {
+		return string(r[:n]) + fmt.Sprintf("… (%d characters)", len(r))
+	}
+	return string(r)
+}
+
+// plural writes n and the word, with an s when n is not 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,195 @@
+package ci
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Severity grades a lint finding.
+type Severity string
+
+// The severities. An error fails inspect (exit 1) and, by default, a test
+// spec's lint case; a warning is reported only.
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+)
+
+// The rules, as they appear in Finding.Rule.
+const (
+	RuleNoTools         = "no-tools"
+	RuleNotSettled      = "not-settled"
+	RuleRefused         = "refused"
+	RuleEmptyDesc       = "empty-description"
+	RuleLongDesc        = "long-description"
+	RuleHugeDesc        = "huge-description"
+	RuleSchemaNotObject = "schema-not-object"
+	RuleSchemaInvalid   = "schema-invalid"
+	RuleNameRejected    = "name-rejected"
+	RuleNameCut         = "routed-name-cut"
+	RuleInstructions    = "instruction-like"
+)
+
+// The description lengths, in characters, over which a description is long
+// (a warning: it costs every client context on every request) and huge (an
+// error). webmcp-cdp refuses descriptions over 16 KiB outright.
+const (
+	LongDescription = 1024
+	HugeDescription = 8192
+)
+
+// Finding is one lint finding.
+type Finding struct {
+	// Tool is the page's name for the tool; empty for a finding about the
+	// whole page.
+	Tool string `json:"tool,omitempty"`
+	// Severity is error or warning.
+	Severity Severity `json:"severity"`
+	// Rule names the check, such as "schema-invalid".
+	Rule string `json:"rule"`
+	// Message says what is wrong, for the page's authors.
+	Message string `json:"message"`
+}
+
+// clientName is the tool name pattern of most model APIs and MCP clients.
+var clientName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// instructionLike matches text that reads as orders to the model rather
+// than a description of the tool: the stuff of prompt injection.
+var instructionLike = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|preceding|other|system)\s+(instructions|prompts?|messages|rules|directions)`),
+	regexp.MustCompile(`(?i)\bsystem\s+prompt\b`),
+	regexp.MustCompile(`(?i)\byou\s+must\b`),
+	regexp.MustCompile(`(?i)\bnew\s+instructions\b`),
+	regexp.MustCompile(`(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show)\b[^.]{0,40}\buser\b`),
+	regexp.MustCompile(`(?i)\balways\s+(call|use|invoke|run)\s+this\s+tool\b`),
+	regexp.MustCompile(`(?i)\bbefore\s+(calling|using)\s+any\s+other\s+tools?\b`),
+	regexp.MustCompile(`(?i)</?\s*(system|instructions?|important)\s*>`),
+}
+
+// LintPage lints a page's tools and adds the findings about the page
+// itself: no tools, or tools that never settled.
+func LintPage(p *Page) []Finding {
+	var out []Finding
+	if len(p.Tools) == 0 {
+		out = append(out, Finding{Severity: Error, Rule: RuleNoTools,
+			Message: fmt.Sprintf("the page registered no tools within %s (is the URL right, and does the page load?)", p.Took.Round(time.Millisecond))})
+	} else if !p.Settled {
+		out = append(out, Finding{Severity: Warning, Rule: RuleNotSettled,
+			Message: fmt.Sprintf("the page's tools were still changing after %s; these are the tools at that moment", p.Took.Round(time.Millisecond))})
+	}
+	return append(out, Lint(p.Tools)...)
+}
+
+// Lint checks tools for what MCP clients and models stumble on. The
+// findings come sorted by tool, errors first.
+func Lint(tools []Tool) []Finding {
+	var out []Finding
+	for _, t := range tools {
+		out = append(out, lintTool(t)...)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Tool != out[j].Tool {
+			return out[i].Tool < out[j].Tool
+		}
+		return out[i].Severity == Error && out[j].Severity != Error
+	})
+	return out
+}
+
+func lintTool(t Tool) []Finding {
+	var out []Finding
+	add := func(sev Severity, rule, format string, args ...any) {
+		out = append(out, Finding{Tool: t.Name, Severity: sev, Rule: rule, Message: fmt.Sprintf(format, args...)})
+	}
+	if t.Refused != "" {
+		if t.Name == "*" {
+			out = append(out, Finding{Severity: Error, Rule: RuleRefused, Message: "webmcp-cdp refused tools: " + t.Refused})
+			return out
+		}
+		add(Error, RuleRefused, "webmcp-cdp refused it, so no MCP client sees it: %s", t.Refused)
+		return out
+	}
+
+	if !clientName.MatchString(t.Name) {
+		add(Error, RuleNameRejected, "the name is not 1-64 characters of a-z A-Z 0-9 _ -, which clients that pass tool names on as they are (most model APIs) reject; webmcp-cdp serves it as %q", t.Routed)
+	} else if t.Routed != "" && !strings.HasSuffix(t.Routed, "_"+t.Name) {
+		add(Warning, RuleNameCut, "clients see it as %q: with the site in front the name passes 48 characters (or it clashes with another tool's name), so it ends in a hash; a shorter name stays readable", t.Routed)
+	}
+
+	desc := strings.TrimSpace(t.Description)
+	n := utf8.RuneCountInString(t.Description)
+	switch {
+	case desc == "":
+		add(Error, RuleEmptyDesc, "the description is empty, so a model cannot tell what the tool does")
+	case n > HugeDescription:
+		add(Error, RuleHugeDesc, "the description is %d characters (more than %d); every client sends it with every request", n, HugeDescription)
+	case n > LongDescription:
+		add(Warning, RuleLongDesc, "the description is %d characters (more than %d); every client sends it with every request", n, LongDescription)
+	}
+
+	for _, s := range []struct{ where, text string }{{"the description", t.Description}, {"the title", t.Title}} {
+		if m := instructionMatch(s.text); m != "" {
+			add(Warning, RuleInstructions, "%s reads like instructions to the model (%q); describe what the tool does instead", s.where, m)
+		}
+	}
+
+	if len(t.InputSchema) > 0 {
+		for _, f := range lintSchema(t.InputSchema) {
+			add(f.Severity, f.Rule, "%s", f.Message)
+		}
+	}
+	return out
+}
+
+// instructionMatch returns the first instruction-like phrase in s.
+func instructionMatch(s string) string {
+	for _, re := range instructionLike {
+		if m := re.FindString(s); m != "" {
+			return m
+		}
+	}
+	return ""
+}
+
+// lintSchema checks an inputSchema: an object schema that compiles, with
+// no instruction-like text in its descriptions.
+func lintSchema(raw json.RawMessage) []Finding {
+	var out []Finding
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return []Finding{{Severity: Error, Rule: RuleSchemaInvalid, Message: fmt.Sprintf("the inputSchema is not JSON: %v", err)}}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return []Finding{{Severity: Error, Rule: RuleSchemaNotObject, Message: "the inputSchema is not a JSON object; MCP tools take an object schema"}}
+	}
+	if ty, ok := m["type"]; ok && ty != "object" {
+		out = append(out, Finding{Severity: Error, Rule: RuleSchemaNotObject, Message: fmt.Sprintf("the inputSchema has type %v; MCP tools take arguments as an object (type \"object\")", jsonText(ty))})
+	}
+	if err := CompileSchema(raw); err != nil {
+		out = append(out, Finding{Severity: Error, Rule: RuleSchemaInvalid, Message: fmt.Sprintf("the inputSchema does not compile as JSON Schema (2020-12 unless $schema says otherwise): %s", oneLine(err.Error()))})
+	}
+	walkSchema(m, "", func(path string, s map[string]any) {
+		if d, ok := s["description"].(string); ok {
+			if hit := instructionMatch(d); hit != "" {
+				out = append(out, Finding{Severity: Warning, Rule: RuleInstructions,
+					Message: fmt.Sprintf("the description at inputSchema%s reads like instructions to the model (%q); describe the argument instead", path, hit)})
+			}
+		}
+	})
+	return out
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

@@ -1,0 +1,599 @@
+package ci
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+)
+
+// fakePage is what a fake site serves at a URL.
+type fakePage struct {
+	tools   []hub.Tool
+	refused []Refusal // logged as package cdp logs them
+	late    []hub.Tool
+	results map[string]hub.Result
+	loadErr error
+}
+
+// fakeSite is a browser and its tabs: Open reports the page's tools into
+// the hub a moment later, as a real browser does; Invoke answers calls.
+type fakeSite struct {
+	h      *hub.Hub
+	logger *slog.Logger
+	pages  map[string]*fakePage
+
+	mu     sync.Mutex
+	n      int
+	open   map[string]*fakePage // by tab
+	closed []string
+	calls  []string
+}
+
+func newFakeSite(t *testing.T, log *RefusalLog, pages map[string]*fakePage) (*fakeSite, *Session) {
+	t.Helper()
+	logger := slog.New(log.Handler(slog.NewTextHandler(io.Discard, nil)))
+	f := &fakeSite{logger: logger, pages: pages, open: map[string]*fakePage{}}
+	f.h = hub.New(f, hub.Options{Logger: logger})
+	return f, &Session{Hub: f.h, Tabs: f, Refusals: log, Settle: 30 * time.Millisecond, SettleTimeout: 2 * time.Second}
+}
+
+func (f *fakeSite) Open(_ context.Context, u string) (string, error) {
+	f.mu.Lock()
+	f.n++
+	id := fmt.Sprintf("T%d", f.n)
+	p := f.pages[u]
+	if p != nil {
+		f.open[id] = p
+	}
+	f.mu.Unlock()
+	if p == nil {
+		return id, errors.New("net::ERR_CONNECTION_REFUSED")
+	}
+	if p.loadErr != nil {
+		return id, p.loadErr
+	}
+	pu, _ := url.Parse(u)
+	origin := pu.Scheme + "://" + pu.Host
+	doc := hub.Doc{Key: id + "/doc", Tab: id, Frame: "F" + id, Origin: origin, URL: u, Backend: "polyfill"}
+	go func() {
+		time.Sleep(5 * time.Millisecond)
+		f.h.TabOpened(id, u, "")
+		for _, r := range p.refused {
+			f.logger.Warn("refused a tool", "tool", r.Tool, "url", u, "reason", r.Reason)
+		}
+		f.h.Update(doc, p.tools)
+		if len(p.late) > 0 {
+			time.Sleep(10 * time.Millisecond)
+			f.h.Update(doc, append(append([]hub.Tool(nil), p.tools...), p.late...))
+		}
+	}()
+	return id, nil
+}
+
+func (f *fakeSite) CloseTab(_ context.Context, id string) error {
+	f.mu.Lock()
+	f.closed = append(f.closed, id)
+	delete(f.open, id)
+	f.mu.Unlock()
+	f.h.TabClosed(id)
+	return nil
+}
+
+func (f *fakeSite) Invoke(_ context.Context, docKey, tool string, input json.RawMessage) (hub.Result, error) {
+	tab, _, _ := strings.Cut(docKey, "/")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, tool+" "+string(input))
+	p := f.open[tab]
+	if p == nil {
+		return hub.Result{}, errors.New("the page navigated away")
+	}
+	if r, ok := p.results[tool]; ok {
+		return r, nil
+	}
+	return hub.Result{Kind: "json", Value: string(input)}, nil
+}
+
+func obj(props string) json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{` + props + `}}`)
+}
+
+// notesSite serves a notes page with four tools, a page with a refused
+// tool and a bad one, and a page without tools.
+func notesSite() map[string]*fakePage {
+	return map[string]*fakePage{
+		"http://site.test/notes": {
+			tools: []hub.Tool{
+				{Name: "add", Description: "Add two numbers.", InputSchema: obj(`"a":{"type":"number"},"b":{"type":"number"}`), Annotations: map[string]any{"readOnlyHint": true}},
+				{Name: "echo", Title: "Echo", Description: "Echo the text."},
+				{Name: "fail", Description: "Fail."},
+				{Name: "stats", Description: "Counts."},
+			},
+			late: []hub.Tool{{Name: "late", Description: "Registered a moment later."}},
+			results: map[string]hub.Result{
+				"add":   {Kind: "json", Value: `{"sum":5}`},
+				"echo":  {Kind: "string", Value: "hello"},
+				"fail":  {Err: "fail tool failed on purpose"},
+				"stats": {Kind: "json", Value: `{"notes":2,"tags":["a","b"],"owner":{"name":"ci","admin":false}}`},
+			},
+		},
+		"http://site.test/bad": {
+			tools: []hub.Tool{{Name: "dotted.name", Description: "Has a dot."}, {Name: "ok", Description: "Fine."}},
+			refused: []Refusal{
+				{Tool: "huge", Reason: "its description is 20000 characters, over the limit of 16384"},
+				{Tool: "huge", Reason: "its description is 20000 characters, over the limit of 16384"}, // logged twice: listed once
+			},
+		},
+		"http://site.test/empty": {},
+		"http://site.test/warn":  {tools: []hub.Tool{{Name: "w", Description: "You must call me first."}}},
+	}
+}
+
+func TestSessionOpen(t *testing.T) {
+	log := &RefusalLog{}
+	site, s := newFakeSite(t, log, notesSite())
+	ctx := context.Background()
+
+	p, err := s.Open(ctx, "http://site.test/notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Settled {
+		t.Error("the page did not settle")
+	}
+	if got, want := p.Names(), []string{"add", "echo", "fail", "late", "stats"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("tools %v, want %v (the late tool must be waited for)", got, want)
+	}
+	add, _ := p.Tool("add")
+	wantAdd := Tool{Name: "add", Routed: "site_test_add", Description: "Add two numbers.", InputSchema: obj(`"a":{"type":"number"},"b":{"type":"number"}`),
+		Annotations: map[string]any{"readOnlyHint": true}, URL: "http://site.test/notes"}
+	if !reflect.DeepEqual(add, wantAdd) {
+		t.Errorf("add is\n%+v, want\n%+v", add, wantAdd)
+	}
+	if echo, _ := p.Tool("site_test_echo"); echo.Name != "echo" || echo.Title != "Echo" {
+		t.Errorf("looking a tool up by its routed name gave %+v", echo)
+	}
+
+	res, err := p.Call(ctx, "add", json.RawMessage(`{"a":2,"b":3}`))
+	if err != nil || res.IsError || ResultText(res) != `{"sum":5}` {
+		t.Errorf("add: %v, %v", res, err)
+	}
+	if res, err := p.Call(ctx, "fail", nil); err != nil || !res.IsError || ResultText(res) != "fail tool failed on purpose" {
+		t.Errorf("fail: %v, %v", res, err)
+	}
+	if _, err := p.Call(ctx, "nope", nil); !errors.Is(err, ErrNoTool) || !strings.Contains(err.Error(), "it has add, echo, fail, late, stats") {
+		t.Errorf("a missing tool: %v", err)
+	}
+
+	// A second page of the same site, opened while the first is open, is
+	// reached through its own tab's names.
+	p2, err := s.Open(ctx, "http://site.test/notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	add2, _ := p2.Tool("add")
+	if add2.Routed != "site_test_tab2_add" {
+		t.Errorf("the second tab's add is routed as %q", add2.Routed)
+	}
+	if _, err := p2.Call(ctx, "add", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := p2.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Hub.TabOf("T1"); ok {
+		t.Error("the hub still knows the closed tab")
+	}
+	site.mu.Lock()
+	defer site.mu.Unlock()
+	if !reflect.DeepEqual(site.closed, []string{"T2", "T1"}) {
+		t.Errorf("closed tabs %v", site.closed)
+	}
+	if len(site.calls) != 3 || site.calls[2] != "add {}" {
+		t.Errorf("calls %v", site.calls)
+	}
+}
+
+func TestSessionOpenRefusedAndEmpty(t *testing.T) {
+	log := &RefusalLog{}
+	site, s := newFakeSite(t, log, notesSite())
+	s.SettleTimeout = 300 * time.Millisecond
+	ctx := context.Background()
+
+	p, err := s.Open(ctx, "http://site.test/bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Tools) != 3 {
+		t.Errorf("tools %+v, want dotted.name, huge and ok", p.Tools)
+	}
+	huge, ok := p.Tool("huge")
+	if !ok || huge.Refused == "" || huge.Routed != "" {
+		t.Errorf("the refused tool is %+v, %v", huge, ok)
+	}
+	if _, err := p.Call(ctx, "huge", nil); !errors.Is(err, ErrNoTool) || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("calling a refused tool: %v", err)
+	}
+	p.Close(ctx)
+
+	start := time.Now()
+	p, err = s.Open(ctx, "http://site.test/empty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Settled || len(p.Tools) != 0 || time.Since(start) < s.SettleTimeout {
+		t.Errorf("an empty page: settled %v, tools %v after %s", p.Settled, p.Tools, time.Since(start))
+	}
+	p.Close(ctx)
+
+	if _, err := s.Open(ctx, "http://site.test/down"); err == nil || !strings.Contains(err.Error(), "loading http://site.test/down: net::ERR_CONNECTION_REFUSED") {
+		t.Errorf("a page that does not load: %v", err)
+	}
+	site.mu.Lock()
+	last := site.closed[len(site.closed)-1]
+	site.mu.Unlock()
+	if last != "T3" {
+		t.Errorf("the tab of a page that did not load was not closed: %v", site.closed)
+	}
+
+	cctx, cancel := context.WithCancelCause(ctx)
+	cancel(errors.New("lost the browser"))
+	if _, err := s.Open(cctx, "http://site.test/empty"); err == nil || !strings.Contains(err.Error(), "lost the browser") {
+		t.Errorf("Open after the context ended: %v", err)
+	}
+}
+
+func TestTabTools(t *testing.T) {
+	src := func(tool string, tab int, frame string) map[string]any {
+		return map[string]any{"tool": tool, "tab": tab, "frame": frame, "url": "http://s.test/" + frame}
+	}
+	routed := []hub.RoutedTool{
+		{Name: "s_test_a", Tool: hub.Tool{Name: "a", Description: "[s_test · 2 tabs: goes to the active tab, else the latest] A."}, Source: src("a", 1, "F1")},
+		{Name: "s_test_b", Tool: hub.Tool{Name: "b", Description: "[s_test · tab 2] B."}, Source: src("b", 2, "F2")},
+		{Name: "s_test_tab1_a", Tool: hub.Tool{Name: "a", Description: "[s_test · tab 1] A."}, Source: src("a", 1, "F1")},
+		{Name: "s_test_tab2_a", Tool: hub.Tool{Name: "a", Description: "[s_test · tab 2] A."}, Source: src("a", 2, "F2")},
+		{Name: "s_test_tab1_x", Tool: hub.Tool{Name: "x"}, Source: map[string]any{"tool": "x", "tab": float64(1)}},
+	}
+	got := tabTools(routed, 1)
+	var names []string
+	for _, tl := range got {
+		names = append(names, tl.Name+"="+tl.Routed+" "+tl.Description)
+	}
+	want := []string{"a=s_test_tab1_a A.", "x=s_test_tab1_x "}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("tab 1's tools %q, want %q", names, want)
+	}
+}
+
+func TestStripTag(t *testing.T) {
+	for in, want := range map[string]string{
+		"[localhost_8080 · tab 1] Add a note.":                                 "Add a note.",
+		"[s · 2 tabs: goes to the active tab, else the latest] [beta] Search.": "[beta] Search.",
+		"No tag.":       "No tag.",
+		"[unterminated": "[unterminated",
+		"":              "",
+	} {
+		if got := StripTag(in); got != want {
+			t.Errorf("StripTag(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRefusalLog(t *testing.T) {
+	var out bytes.Buffer
+	log := &RefusalLog{}
+	logger := slog.New(log.Handler(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelError})))
+	logger.With("component", "cdp").Warn("refused a tool", "tool", "a", "url", "http://s.test/", "reason", "too big")
+	logger.WithGroup("g").Warn("refused a native tool", "tool", "b", "reason", "not an object")
+	logger.Warn("something else", "tool", "c")
+	logger.Error("an error")
+	got := log.Since(0)
+	want := []Refusal{{Tool: "a", URL: "http://s.test/", Reason: "too big"}, {Tool: "b", Reason: "not an object"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("refusals %+v, want %+v", got, want)
+	}
+	if log.Len() != 2 || len(log.Since(1)) != 1 || log.Since(2) != nil {
+		t.Errorf("Len %d, Since(1) %v, Since(2) %v", log.Len(), log.Since(1), log.Since(2))
+	}
+	// The inner handler's level still decides what is printed.
+	if s := out.String(); strings.Contains(s, "refused") || !strings.Contains(s, "an error") {
+		t.Errorf("printed:\n%s", s)
+	}
+	var none *RefusalLog
+	if none.Len() != 0 || none.Since(0) != nil {
+		t.Error("a nil RefusalLog is not empty")
+	}
+}
+
+func TestSubset(t *testing.T) {
+	got := map[string]any{"n": 2.0, "s": "x", "ok": true, "nil": nil, "list": []any{1.0, map[string]any{"a": 1.0, "b": 2.0}}, "obj": map[string]any{"k": "v", "extra": 1.0}}
+	tests := []struct {
+		want string
+		diff string // "" when want is a subset
+	}{
+		{`{}`, ""},
+		{`{"n":2,"s":"x","ok":true,"nil":null}`, ""},
+		{`{"obj":{"k":"v"}}`, ""},
+		{`{"list":[1,{"b":2}]}`, ""},
+		{`{"n":3}`, "structuredContent.n is 2, want 3"},
+		{`{"missing":1}`, `structuredContent has no "missing"`},
+		{`{"s":1}`, `structuredContent.s is "x", want 1`},
+		{`{"obj":{"k":"w"}}`, `structuredContent.obj.k is "v", want "w"`},
+		{`{"obj":[1]}`, `structuredContent.obj is {"extra":1,"k":"v"}, want an array`},
+		{`{"n":{"a":1}}`, "structuredContent.n is 2, want an object"},
+		{`{"list":[1]}`, "structuredContent.list has 2 elements, want 1"},
+		{`{"list":[1,{"a":2}]}`, "structuredContent.list[1].a is 1, want 2"},
+		{`{"nil":0}`, "structuredContent.nil is null, want 0"},
+	}
+	for _, tt := range tests {
+		var w any
+		if err := json.Unmarshal([]byte(tt.want), &w); err != nil {
+			t.Fatal(err)
+		}
+		d := Subset(w, got, "structuredContent")
+		if tt.diff == "" && d != "" || tt.diff != "" && !strings.HasPrefix(d, tt.diff) {
+			t.Errorf("Subset(%s) = %q, want %q", tt.want, d, tt.diff)
+		}
+	}
+}
+
+func TestCheckResult(t *testing.T) {
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	withSC := text(`{"sum":5}`)
+	withSC.StructuredContent = map[string]any{"sum": 5}
+	failed := text("boom")
+	failed.IsError = true
+	str := func(s string) *string { return &s }
+	yes, no := true, false
+	tests := []struct {
+		name string
+		res  *mcp.CallToolResult
+		want Expect
+		diff string
+	}{
+		{"nothing expected", text("x"), Expect{}, ""},
+		{"exact text", text("hello"), Expect{Text: str("hello")}, ""},
+		{"wrong text", text("hello"), Expect{Text: str("bye")}, `text is "hello", want "bye"`},
+		{"contains", text("one two"), Expect{Contains: Strings{"one", "two"}}, ""},
+		{"lacks", text("one two"), Expect{Contains: Strings{"one", "three"}}, `text lacks "three"`},
+		{"unexpected error", failed, Expect{}, "the call failed: boom"},
+		{"expected error", failed, Expect{IsError: &yes, Contains: Strings{"boom"}}, ""},
+		{"isError false given", text("x"), Expect{IsError: &no}, ""},
+		{"expected error, got success", text("x"), Expect{IsError: &yes}, "the call succeeded, but isError: true was expected"},
+		{"structured", withSC, Expect{Structured: json.RawMessage(`{"sum":5}`)}, ""},
+		{"structured differs", withSC, Expect{Structured: json.RawMessage(`{"sum":6}`)}, "structuredContent.sum is 5, want 6"},
+		{"no structured", text("5"), Expect{Structured: json.RawMessage(`{"sum":5}`)}, "the result has no structuredContent"},
+		{"several problems", failed, Expect{Text: str("ok")}, `the call failed: boom; text is "boom", want "ok"`},
+	}
+	for _, tt := range tests {
+		if got := CheckResult(tt.res, tt.want); got != tt.diff {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.diff)
+		}
+	}
+}
+
+// TestRun runs a spec with passing and failing cases of every kind against
+// the fake site, and checks the printout and the JUnit XML.
+func TestRun(t *testing.T) {
+	spec, err := ParseSpec([]byte(`
+base: http://site.test/
+pages:
+  - name: notes
+    url: notes
+    tools: [add, echo, fail, stats, late]
+    calls:
+      - tool: add
+        args: {a: 2, b: 3}
+        expect: {text: '{"sum":5}', structured: {sum: 5}}
+      - name: echo says hello
+        tool: echo
+        expect: {text: hello}
+      - tool: fail
+        expect: {isError: true, contains: on purpose}
+      - name: wrong expectation
+        tool: stats
+        expect: {structured: {owner: {name: someone}}}
+      - name: missing tool
+        tool: nope
+  - name: exact
+    url: notes
+    tools: [add]
+    exactTools: true
+    absent: [debug]
+    lint: off
+  - url: bad
+    tools: [ok, huge]
+  - name: lenient
+    url: bad
+    lint: off
+    absent: [dotted.name]
+  - name: down
+    url: down
+    tools: [x]
+    calls:
+      - tool: x
+  - name: warn
+    url: warn
+    tools: [w]
+  - name: strict
+    url: warn
+    lint: warnings
+`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls, err := spec.URLs("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s := newFakeSite(t, &RefusalLog{}, notesSite())
+	var out bytes.Buffer
+	rep := (&Runner{Session: s, Out: &out}).Run(context.Background(), "spec.yaml", spec, urls)
+	passed, failed := rep.Counts()
+	printed := out.String()
+	t.Logf("printed:\n%s", printed)
+
+	type result struct{ suite, name, failure string }
+	var got []result
+	for _, su := range rep.Suites {
+		for _, c := range su.Cases {
+			got = append(got, result{su.Name, c.Name, c.Failure})
+		}
+	}
+	want := []struct{ suite, name, failure string }{
+		{"notes", "tools", ""},
+		{"notes", "lint", ""},
+		{"notes", "call add", ""},
+		{"notes", "echo says hello", ""},
+		{"notes", "call fail", ""},
+		{"notes", "wrong expectation", `structuredContent.owner.name is "ci", want "someone"`},
+		{"notes", "missing tool", `the page has no tool "nope"; it has add, echo, fail, late, stats`},
+		{"exact", "tools", "unexpected echo (exactTools); unexpected fail (exactTools); unexpected late (exactTools); unexpected stats (exactTools)"},
+		{"bad", "tools", "missing huge (webmcp-cdp refused it: its description is 20000 characters, over the limit of 16384)"},
+		{"bad", "lint", "2 errors, 0 warnings"},
+		{"lenient", "tools", "unexpected dotted.name (listed in absent)"},
+		{"down", "tools", "loading http://site.test/down: net::ERR_CONNECTION_REFUSED"},
+		{"down", "lint", "loading http://site.test/down: net::ERR_CONNECTION_REFUSED"},
+		{"down", "call x", "loading http://site.test/down: net::ERR_CONNECTION_REFUSED"},
+		{"warn", "tools", ""},
+		{"warn", "lint", ""},
+		{"strict", "lint", "0 errors, 1 warning"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("cases %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != result(want[i]) {
+			t.Errorf("case %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if passed != 7 || failed != 10 {
+		t.Errorf("counts %d passed, %d failed", passed, failed)
+	}
+	lines := strings.Split(strings.TrimSpace(printed), "\n")
+	if last := lines[len(lines)-1]; last != "7 passed, 10 failed" {
+		t.Errorf("last line %q", last)
+	}
+	for _, s := range []string{"page notes (http://site.test/notes)", "  ok    call add (", "  FAIL  wrong expectation: ", `result: {"content":[{"type":"text"`, "name-rejected", "refused", "  ok    lint: 1 warning\n        warning w: instruction-like: "} {
+		if !strings.Contains(printed, s) {
+			t.Errorf("the printout lacks %q", s)
+		}
+	}
+
+	var buf bytes.Buffer
+	if err := rep.WriteJUnit(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		XMLName  xml.Name `xml:"testsuites"`
+		Tests    int      `xml:"tests,attr"`
+		Failures int      `xml:"failures,attr"`
+		Suites   []struct {
+			Name     string `xml:"name,attr"`
+			Tests    int    `xml:"tests,attr"`
+			Failures int    `xml:"failures,attr"`
+			Props    []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"properties>property"`
+			Cases []struct {
+				Name      string `xml:"name,attr"`
+				Classname string `xml:"classname,attr"`
+				Time      string `xml:"time,attr"`
+				Failure   *struct {
+					Message string `xml:"message,attr"`
+					Text    string `xml:",chardata"`
+				} `xml:"failure"`
+				SystemOut string `xml:"system-out"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("the JUnit XML does not parse: %v\n%s", err, buf.String())
+	}
+	if doc.Tests != 17 || doc.Failures != 10 || len(doc.Suites) != 7 {
+		t.Errorf("testsuites: tests %d, failures %d, suites %d", doc.Tests, doc.Failures, len(doc.Suites))
+	}
+	notes := doc.Suites[0]
+	if notes.Name != "notes" || notes.Tests != 7 || notes.Failures != 2 || notes.Props[0].Value != "http://site.test/notes" {
+		t.Errorf("the notes suite: %+v", notes)
+	}
+	c := notes.Cases[5]
+	if c.Name != "wrong expectation" || c.Classname != "notes" || c.Failure == nil || !strings.Contains(c.Failure.Text, "result:") {
+		t.Errorf("a failed case: %+v", c)
+	}
+	if notes.Cases[0].Failure != nil {
+		t.Errorf("a passed case has a failure: %+v", notes.Cases[0])
+	}
+	if lint := doc.Suites[5].Cases[1]; lint.Failure != nil || !strings.Contains(lint.SystemOut, "instruction-like") {
+		t.Errorf("a lint case that passed with a warning: %+v", lint)
+	}
+}
+
+// TestRunInterrupted: when the context ends, the cases left fail with why.
+func TestRunInterrupted(t *testing.T) {
+	spec, err := ParseSpec([]byte("pages:\n  - url: http://site.test/notes\n    tools: [add]\n    calls: [{tool: add}]\n"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s := newFakeSite(t, &RefusalLog{}, notesSite())
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("lost the browser: it crashed"))
+	rep := (&Runner{Session: s}).Run(ctx, "spec", spec, []string{"http://site.test/notes"})
+	for _, c := range rep.Suites[0].Cases {
+		if c.Failure != "not run: lost the browser: it crashed" {
+			t.Errorf("case %s: %q", c.Name, c.Failure)
+		}
+	}
+}
+
+func TestServeDir(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.html"), []byte("<p>hi</p>"), 0o644)
+	base, stop, err := ServeDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if !strings.HasPrefix(base, "http://127.0.0.1:") || !strings.HasSuffix(base, "/") {
+		t.Errorf("base %q", base)
+	}
+	res, err := http.Get(base + "a.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(body) != "<p>hi</p>" || res.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("served %q with Cache-Control %q", body, res.Header.Get("Cache-Control"))
+	}
+	if _, _, err := ServeDir(filepath.Join(dir, "a.html")); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("serving a file: %v", err)
+	}
+	if _, _, err := ServeDir(filepath.Join(dir, "missing")); err == nil {
+		t.Error("serving a missing directory worked")
+	}
+}

@@ -1,0 +1,416 @@
+package ci
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+)
+
+// Tool is a page's tool as CI mode reports it: the page's own definition
+// (without the provenance tag the hub puts in front of descriptions), the
+// name MCP clients see, or the reason webmcp-cdp refused it.
+type Tool struct {
+	// Name is the page's own name for the tool.
+	Name string `json:"name"`
+	// Routed is the name MCP clients see; empty for a refused tool.
+	Routed string `json:"routed,omitempty"`
+	// Title is the page's optional title.
+	Title string `json:"title,omitempty"`
+	// Description is the page's description (unknown for a refused tool).
+	Description string `json:"description"`
+	// InputSchema is the page's inputSchema, or nil when it gave none.
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// Annotations are the page's hints.
+	Annotations map[string]any `json:"annotations,omitempty"`
+	// URL is the document that registered the tool (a frame's, for a tool of
+	// an iframe).
+	URL string `json:"url,omitempty"`
+	// Refused says why webmcp-cdp did not serve the tool; empty when it did.
+	Refused string `json:"refused,omitempty"`
+}
+
+// Tabs opens and closes browser tabs; cmd/webmcp-cdp adapts *cdp.Browser.
+type Tabs interface {
+	// Open opens url in a new tab and returns the tab's id. When it fails
+	// after the tab opened, it returns the tab's id with the error.
+	Open(ctx context.Context, url string) (string, error)
+	// CloseTab closes a tab.
+	CloseTab(ctx context.Context, tab string) error
+}
+
+// CallFunc calls a routed tool as an MCP client would.
+type CallFunc func(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error)
+
+// Session opens pages one at a time in a browser whose tools reach Hub.
+// Set the fields before the first Open; a Session is then used by one
+// goroutine at a time.
+type Session struct {
+	// Hub is the catalog the browser reports into.
+	Hub *hub.Hub
+	// Tabs opens and closes the tabs.
+	Tabs Tabs
+	// Call runs a routed tool. When nil, calls go to Hub.Call directly; the
+	// commands set it to an MCP client on the server, so that a call takes
+	// the same path as a real client's.
+	Call CallFunc
+	// Refusals, when set, holds the refusals logged by package cdp; pages
+	// then report their refused tools.
+	Refusals *RefusalLog
+	// Settle is how long a page's tools must stay the same to count as
+	// settled (default 300 ms).
+	Settle time.Duration
+	// SettleTimeout bounds the wait for a page's tools (default 10 s).
+	SettleTimeout time.Duration
+}
+
+// Page is a page opened by a Session, with its tools as they settled.
+type Page struct {
+	// URL is the URL that was opened.
+	URL string
+	// Tools are the page's tools, served and refused, sorted by name.
+	Tools []Tool
+	// Settled is false when the wait ended at SettleTimeout: the page
+	// registered no tools, or its tools kept changing.
+	Settled bool
+	// Took is how long the page took to settle.
+	Took time.Duration
+
+	s   *Session
+	tab string
+}
+
+const pollEvery = 20 * time.Millisecond
+
+// Open opens url in a new tab and waits for its tools to settle. It fails
+// when the page cannot be loaded (its tab is then closed) or ctx ends; a
+// page without tools is a Page without tools.
+func (s *Session) Open(ctx context.Context, url string) (*Page, error) {
+	settle, limit := s.Settle, s.SettleTimeout
+	if settle <= 0 {
+		settle = 300 * time.Millisecond
+	}
+	if limit <= 0 {
+		limit = 10 * time.Second
+	}
+	mark := s.Refusals.Len()
+	start := time.Now()
+	tab, err := s.Tabs.Open(ctx, url)
+	if err != nil {
+		if tab != "" {
+			s.Tabs.CloseTab(context.WithoutCancel(ctx), tab)
+		}
+		return nil, fmt.Errorf("loading %s: %w", url, err)
+	}
+	p := &Page{URL: url, s: s, tab: tab}
+	var last string
+	changed := time.Now()
+	for {
+		tools, known := p.read(mark)
+		sig := fmt.Sprint(known, s.Hub.Version(), len(tools))
+		now := time.Now()
+		if sig != last {
+			last, changed = sig, now
+		}
+		p.Tools = tools
+		if known && len(tools) > 0 && now.Sub(changed) >= settle {
+			p.Settled = true
+			break
+		}
+		if now.Sub(start) >= limit {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			p.Close(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("waiting for the tools of %s: %w", url, context.Cause(ctx))
+		case <-time.After(pollEvery):
+		}
+	}
+	p.Took = time.Since(start)
+	return p, nil
+}
+
+// read returns the tools of the page's tab, served and refused, and whether
+// the hub knows the tab yet.
+func (p *Page) read(mark int) ([]Tool, bool) {
+	ti, ok := p.s.Hub.TabOf(p.tab)
+	var out []Tool
+	if ok {
+		out = tabTools(p.s.Hub.Tools(), ti.N)
+	}
+	seen := make(map[Refusal]bool)
+	for _, r := range p.s.Refusals.Since(mark) {
+		if k := (Refusal{Tool: r.Tool, Reason: r.Reason}); !seen[k] {
+			seen[k] = true
+			out = append(out, Tool{Name: r.Tool, URL: r.URL, Refused: r.Reason})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, ok
+}
+
+// tabTools picks the tools of tab n out of the routed tools. A tool shared
+// by several tabs or frames is listed under the name that reaches this very
+// document (<site>_tab<N>_...), else under the site-level name.
+func tabTools(routed []hub.RoutedTool, n int) []Tool {
+	type key struct{ tool, url, frame string }
+	byKey := make(map[key]Tool)
+	var order []key
+	perTab := fmt.Sprintf("_tab%d_", n)
+	for _, rt := range routed {
+		src := rt.Source
+		if intOf(src["tab"]) != n {
+			continue
+		}
+		name, _ := src["tool"].(string)
+		url, _ := src["url"].(string)
+		frame, _ := src["frame"].(string)
+		k := key{name, url, frame}
+		old, seen := byKey[k]
+		if seen && !(strings.Contains(rt.Name, perTab) && !strings.Contains(old.Routed, perTab)) {
+			continue
+		}
+		if !seen {
+			order = append(order, k)
+		}
+		byKey[k] = Tool{
+			Name:        name,
+			Routed:      rt.Name,
+			Title:       rt.Tool.Title,
+			Description: StripTag(rt.Tool.Description),
+			InputSchema: rt.Tool.InputSchema,
+			Annotations: rt.Tool.Annotations,
+			URL:         url,
+		}
+	}
+	out := make([]Tool, 0, len(order))
+	for _, k := range order {
+		out = append(out, byKey[k])
+	}
+	return out
+}
+
+func intOf(v any) int {
+	switch n := v.(type) {
+	case int:
+		return n
+	case float64:
+		return int(n)
+	}
+	return -1
+}
+
+// StripTag removes the provenance tag ("[site · tab N] ") that the hub puts
+// in front of a routed tool's description, giving the page's own text.
+func StripTag(desc string) string {
+	if !strings.HasPrefix(desc, "[") {
+		return desc
+	}
+	if _, rest, ok := strings.Cut(desc, "] "); ok {
+		return rest
+	}
+	return desc
+}
+
+// Tool returns the page's tool with the page's own name, or, failing that,
+// with the routed name. A served tool wins over a refused one.
+func (p *Page) Tool(name string) (Tool, bool) {
+	var refused *Tool
+	for i, t := range p.Tools {
+		if t.Name == name {
+			if t.Refused == "" {
+				return t, true
+			}
+			refused = &p.Tools[i]
+		}
+	}
+	for _, t := range p.Tools {
+		if t.Routed != "" && t.Routed == name {
+			return t, true
+		}
+	}
+	if refused != nil {
+		return *refused, true
+	}
+	return Tool{}, false
+}
+
+// Names lists the names of the page's served tools.
+func (p *Page) Names() []string {
+	var out []string
+	for _, t := range p.Tools {
+		if t.Refused == "" {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// ErrNoTool is the error (for errors.Is) of a call to a tool the page does
+// not serve.
+var ErrNoTool = errors.New("no such tool")
+
+// noToolError says which tool is missing and what the page has instead.
+type noToolError struct{ msg string }
+
+func (e noToolError) Error() string        { return e.msg }
+func (e noToolError) Is(target error) bool { return target == ErrNoTool }
+
+func noTool(format string, args ...any) error {
+	return noToolError{msg: fmt.Sprintf(format, args...)}
+}
+
+// Call calls the page's tool name (the page's own name, or the routed name)
+// with args, a JSON object (empty for none). A tool that fails is a result
+// with IsError set; the error is for a call that could not be made.
+func (p *Page) Call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	t, ok := p.Tool(name)
+	switch {
+	case !ok:
+		have := p.Names()
+		if len(have) == 0 {
+			return nil, noTool("the page has no tool %q (it has no tools)", name)
+		}
+		return nil, noTool("the page has no tool %q; it has %s", name, strings.Join(have, ", "))
+	case t.Refused != "":
+		return nil, noTool("webmcp-cdp refused the page's tool %q: %s", name, t.Refused)
+	}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if p.s.Call != nil {
+		res, err := p.s.Call(ctx, t.Routed, args)
+		if err != nil {
+			return nil, fmt.Errorf("calling %s: %w", t.Routed, err)
+		}
+		return res, nil
+	}
+	return p.s.Hub.Call(ctx, t.Routed, args), nil
+}
+
+// Close closes the page's tab and waits (briefly) until the hub has let go
+// of it, so that the next page's tools do not share names with this one's.
+func (p *Page) Close(ctx context.Context) error {
+	if err := p.s.Tabs.CloseTab(ctx, p.tab); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, ok := p.s.Hub.TabOf(p.tab); !ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pollEvery):
+		}
+	}
+	return nil
+}
+
+// Refusal is a tool that package cdp refused, as it logged it.
+type Refusal struct {
+	// Tool is the page's name for the tool ("*" for the tools over the
+	// per-document limit).
+	Tool string
+	// URL is the document's, when the log said.
+	URL string
+	// Reason says why.
+	Reason string
+}
+
+// RefusalLog keeps the refusals that package cdp logs. Wrap the handler of
+// the logger that cdp is given with Handler. Its methods are safe for
+// concurrent use, and a nil *RefusalLog holds nothing.
+type RefusalLog struct {
+	mu   sync.Mutex
+	recs []Refusal
+}
+
+// refusalMessages are the messages with which package cdp logs a refused
+// tool.
+var refusalMessages = map[string]bool{"refused a tool": true, "refused a native tool": true}
+
+// Handler returns a handler that passes every record on to next (as next's
+// level allows) and keeps the refusals, whatever the level.
+func (l *RefusalLog) Handler(next slog.Handler) slog.Handler {
+	return &refusalHandler{log: l, next: next}
+}
+
+// Len is the number of refusals so far.
+func (l *RefusalLog) Len() int {
+	if l == nil {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.recs)
+}
+
+// Since returns the refusals after the first n.
+func (l *RefusalLog) Since(n int) []Refusal {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n >= len(l.recs) {
+		return nil
+	}
+	return append([]Refusal(nil), l.recs[n:]...)
+}
+
+func (l *RefusalLog) add(r Refusal) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, r)
+}
+
+type refusalHandler struct {
+	log  *RefusalLog
+	next slog.Handler
+}
+
+func (h *refusalHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	return level >= slog.LevelWarn || h.next.Enabled(ctx, level)
+}
+
+func (h *refusalHandler) Handle(ctx context.Context, r slog.Record) error {
+	if refusalMessages[r.Message] {
+		var ref Refusal
+		r.Attrs(func(a slog.Attr) bool {
+			switch a.Key {
+			case "tool":
+				ref.Tool = a.Value.String()
+			case "url":
+				ref.URL = a.Value.String()
+			case "reason":
+				ref.Reason = a.Value.String()
+			}
+			return true
+		})
+		h.log.add(ref)
+	}
+	if !h.next.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.next.Handle(ctx, r)
+}
+
+func (h *refusalHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &refusalHandler{log: h.log, next: h.next.WithAttrs(attrs)}
+}
+
+func (h *refusalHandler) WithGroup(name string) slog.Handler {
+	return &refusalHandler{log: h.log, next: h.next.WithGroup(name)}
+}
