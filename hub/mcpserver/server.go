@@ -184,7 +184,7 @@ func (s *Server) sync() {
 			s.logger.Error("not listing a page tool with a reserved name", "name", name)
 			continue
 		}
-		if err := s.addPageTool(mcpTool(rt, s.logger), s.callHandler(name)); err != nil {
+		if err := s.addPageTool(MCPTool(rt, s.logger), s.callHandler(name)); err != nil {
 			s.logger.Error("not listing a page tool the MCP SDK refused", "name", name, "err", err)
 			continue
 		}
@@ -240,8 +240,16 @@ func safeSchema(name string, schema json.RawMessage, logger *slog.Logger) json.R
 	return fallback
 }
 
-// mcpTool turns a routed tool into its MCP definition.
-func mcpTool(rt hub.RoutedTool, logger *slog.Logger) *mcp.Tool {
+// MCPTool turns a routed tool into its MCP definition: the page's schema
+// made one the MCP SDK accepts (a JSON object of type "object"; a bad one is
+// logged to logger, which may be nil), the provenance in
+// _meta["webmcp-cdp/source"], MCP's hints as annotations and the
+// WebMCP-only hints in _meta["webmcp-cdp/annotations"]. The relay lists
+// tools with it too.
+func MCPTool(rt hub.RoutedTool, logger *slog.Logger) *mcp.Tool {
+	if logger == nil {
+		logger = slog.Default()
+	}
 	schema := safeSchema(rt.Name, rt.Tool.InputSchema, logger)
 	t := &mcp.Tool{
 		Name:        rt.Name,
