@@ -168,12 +168,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	add("ratio stdio / raw (p50)", fmt.Sprintf("%.2f×", float64(viaStdio.pct(50))/float64(raw.pct(50))))
 
 	// Navigation start → the client's list_changed with the 10 tools back.
-	nav, err := navigation(ctx, stdio, 20)
+	nav, err := navigation(ctx, stdio, page, 20)
 	if err != nil {
 		stdio.close()
 		return nil, err
 	}
-	add("navigation start → client has list_changed and the 10 tools (20 reloads)", nav.summary())
+	add("navigation start → client has list_changed and the 10 new tools (20 navigations)", nav.summary())
 
 	// Throughput with 8 concurrent callers.
 	perSec, err := concurrent(ctx, stdio.cs, echo, 8, 2*time.Second)
@@ -385,6 +385,7 @@ func waitTool(ctx context.Context, cs *mcp.ClientSession, suffix string, want in
 // waitCount waits until n tab-level copies of a tool exist (n tabs loaded).
 func waitCount(ctx context.Context, cs *mcp.ClientSession, suffix string, n int) error {
 	deadline := time.Now().Add(2 * time.Minute)
+	last := 0
 	for time.Now().Before(deadline) {
 		res, err := cs.ListTools(ctx, nil)
 		if err != nil {
@@ -400,9 +401,10 @@ func waitCount(ctx context.Context, cs *mcp.ClientSession, suffix string, n int)
 		if (n == 1 && count == 1) || count == n+1 {
 			return nil
 		}
+		last = count
 		time.Sleep(100 * time.Millisecond)
 	}
-	return fmt.Errorf("%d tabs of the bench page did not all register their tools", n)
+	return fmt.Errorf("%d tabs of the bench page did not all register their tools (%d names end in _%s)", n, last, suffix)
 }
 
 func sequential(ctx context.Context, cs *mcp.ClientSession, name string, n int) (latencies, error) {
@@ -451,23 +453,34 @@ func concurrent(ctx context.Context, cs *mcp.ClientSession, name string, workers
 	return float64(done.Load()) / time.Since(t0).Seconds(), nil
 }
 
-// navigation reloads the page n times and times reload start → the client
-// got list_changed and lists the 10 tools again.
-func navigation(ctx context.Context, s *server, n int) (latencies, error) {
+// navigation makes the page navigate n times, alternating the prefix of its
+// ten tools, and times the navigation's start → the client got
+// list_changed and lists the ten new tools.
+func navigation(ctx context.Context, s *server, page string, n int) (latencies, error) {
 	var l latencies
 	for i := 0; i < n; i++ {
+		// Odd rounds go back to the page's own names, so the page ends as
+		// it began (n is even).
+		prefix := ""
+		if i%2 == 0 {
+			prefix = fmt.Sprintf("n%d_", i)
+		}
+		nav, err := waitTool(ctx, s.cs, "navigate", 1)
+		if err != nil {
+			return nil, err
+		}
 		for len(s.changes) > 0 {
 			<-s.changes
 		}
 		t0 := time.Now()
-		if _, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "webmcp_reload_tab", Arguments: map[string]any{"tab": 1}}); err != nil {
+		if _, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: nav, Arguments: map[string]any{"url": page + "?p=" + prefix}}); err != nil {
 			return nil, err
 		}
 		for {
 			select {
 			case <-s.changes:
 			case <-time.After(10 * time.Second):
-				return nil, fmt.Errorf("no list_changed after a reload")
+				return nil, fmt.Errorf("no list_changed after a navigation")
 			}
 			res, err := s.cs.ListTools(ctx, nil)
 			if err != nil {
@@ -475,7 +488,9 @@ func navigation(ctx context.Context, s *server, n int) (latencies, error) {
 			}
 			count := 0
 			for _, t := range res.Tools {
-				if !strings.HasPrefix(t.Name, "webmcp_") {
+				src, _ := t.Meta["webmcp-cdp/source"].(map[string]any)
+				name, _ := src["tool"].(string)
+				if strings.HasPrefix(name, prefix+"echo_") && (prefix != "" || !strings.HasPrefix(name, "n")) {
 					count++
 				}
 			}
