@@ -134,12 +134,11 @@ func (c *client) tools() map[string]*mcp.Tool {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := c.cs.ListTools(ctx, nil)
-	if err != nil {
-		c.t.Fatalf("tools/list: %v", err)
-	}
-	out := make(map[string]*mcp.Tool, len(res.Tools))
-	for _, tl := range res.Tools {
+	out := make(map[string]*mcp.Tool)
+	for tl, err := range c.cs.Tools(ctx, nil) { // every page
+		if err != nil {
+			c.t.Fatalf("tools/list: %v", err)
+		}
 		out[tl.Name] = tl
 	}
 	return out

@@ -121,7 +121,14 @@ func TestHostilePage(t *testing.T) {
 	base := serveFixtures(t)
 	c := start(t, "launch", "--headless", "--call-timeout", "3s", base+"/hostile/", base+"/notes/")
 	tools := c.waitFor("the hostile page's and the notes app's tools", func(m map[string]*mcp.Tool) bool {
-		return len(toolWithSuffix(m, "ok")) == 1 && len(toolWithSuffix(m, "add_note")) == 1 && len(toolWithSuffix(m, "huge_result")) == 1
+		// Every tool the test uses: the server adds them one by one, so a
+		// list taken mid-way can hold some and not others.
+		for _, n := range []string{"ok", "add_note", "huge_result", "never", "throws"} {
+			if len(toolWithSuffix(m, n)) != 1 {
+				return false
+			}
+		}
+		return true
 	})
 	ok := toolWithSuffix(tools, "ok")[0]
 	site := strings.TrimSuffix(ok, "_ok")
