@@ -9,9 +9,7 @@ import (
 func newAttach() *cobra.Command {
 	var browserURL, wsEndpoint string
 	var reload bool
-	var sf serveFlags
-	var hf httpFlags
-	var rf relayFlags
+	bf := browserFlags{relay: &relayFlags{}}
 	cmd := &cobra.Command{
 		Use:   "attach (--browser-url URL | --ws-endpoint WS) [URL...]",
 		Short: "Connect to a Chrome started with --remote-debugging-port and serve its tabs' WebMCP tools over MCP on stdio",
@@ -19,14 +17,8 @@ func newAttach() *cobra.Command {
 			"unless asked: --reload-existing reloads the tabs that loaded before it attached (their early\n" +
 			"registrations are otherwise unseen), and URLs given as arguments open in new tabs.",
 		RunE: func(cmd *cobra.Command, urls []string) error {
-			backend, err := sf.check()
+			backend, err := bf.check()
 			if err != nil {
-				return err
-			}
-			if err := hf.check(); err != nil {
-				return err
-			}
-			if err := rf.check(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -36,7 +28,7 @@ func newAttach() *cobra.Command {
 			}
 			// Closing the connection detaches: the browser and its tabs stay.
 			defer conn.Close()
-			s, err := startSession(ctx, conn, &sf, backend, reload)
+			s, err := startSession(ctx, conn, &bf.serve, backend, reload)
 			if err != nil {
 				return err
 			}
@@ -45,10 +37,7 @@ func newAttach() *cobra.Command {
 					return err
 				}
 			}
-			if rf.enabled() {
-				return s.serveRelay(ctx, &rf, nil, nil)
-			}
-			return s.serve(ctx, &hf, nil, nil)
+			return s.run(ctx, &bf, nil, nil)
 		},
 	}
 	cmd.Flags().StringVar(&browserURL, "browser-url", "", "the browser's debugging address, e.g. http://127.0.0.1:9222")
@@ -56,9 +45,7 @@ func newAttach() *cobra.Command {
 	cmd.Flags().BoolVar(&reload, "reload-existing", false, "reload the tabs that loaded before attaching, so their tools are seen")
 	cmd.MarkFlagsMutuallyExclusive("browser-url", "ws-endpoint")
 	cmd.MarkFlagsOneRequired("browser-url", "ws-endpoint")
-	sf.register(cmd.Flags())
-	hf.register(cmd.Flags())
-	rf.register(cmd.Flags())
+	bf.register(cmd.Flags())
 	cmd.MarkFlagsMutuallyExclusive("relay", "http")
 	return cmd
 }

@@ -20,8 +20,7 @@ import (
 
 func newDemo() *cobra.Command {
 	var lf launchFlags
-	var sf serveFlags
-	var hf httpFlags
+	var bf browserFlags
 	var exit bool
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -32,11 +31,8 @@ func newDemo() *cobra.Command {
 			"(with --exit, it stops after the demo).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			backend, err := sf.check()
+			backend, err := bf.check()
 			if err != nil {
-				return err
-			}
-			if err := hf.check(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -54,7 +50,7 @@ func newDemo() *cobra.Command {
 				return err
 			}
 			defer proc.Close()
-			s, err := startSession(ctx, proc.Conn(), &sf, backend, false)
+			s, err := startSession(ctx, proc.Conn(), &bf.serve, backend, false)
 			if err != nil {
 				return err
 			}
@@ -64,15 +60,14 @@ func newDemo() *cobra.Command {
 			if exit {
 				return nil
 			}
-			if hf.addr == "" {
+			if bf.http.addr == "" {
 				fmt.Fprintln(os.Stderr, "\nServing MCP on stdio now; the notes app stays at", pageURL)
 			}
-			return s.serve(ctx, &hf, proc.Exited(), proc.ExitReason)
+			return s.run(ctx, &bf, proc.Exited(), proc.ExitReason)
 		},
 	}
 	lf.register(cmd)
-	sf.register(cmd.Flags())
-	hf.register(cmd.Flags())
+	bf.register(cmd.Flags())
 	cmd.Flags().BoolVar(&exit, "exit", false, "stop after the demo instead of serving MCP on stdio")
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 
 // httpFlags choose the MCP transport: stdio by default, streamable HTTP
@@ -98,4 +99,45 @@ func (s *session) lost(exited <-chan struct{}, why func() string) error {
 		}
 	}
 	return &exitError{code: 2, err: errors.New("lost the browser: " + reason)}
+}
+
+// browserFlags are the flags of every command that serves a browser: what
+// to serve, and where (stdio, --http, or --relay where it applies).
+type browserFlags struct {
+	serve serveFlags
+	http  httpFlags
+	relay *relayFlags // nil where the relay does not apply
+}
+
+func (f *browserFlags) register(fs *pflag.FlagSet) {
+	f.serve.register(fs)
+	f.http.register(fs)
+	if f.relay != nil {
+		f.relay.register(fs)
+	}
+}
+
+// check refuses bad flags before anything starts, and returns the backend.
+func (f *browserFlags) check() (polyfill.Backend, error) {
+	backend, err := f.serve.check()
+	if err != nil {
+		return "", err
+	}
+	if err := f.http.check(); err != nil {
+		return "", err
+	}
+	if f.relay != nil {
+		if err := f.relay.check(); err != nil {
+			return "", err
+		}
+	}
+	return backend, nil
+}
+
+// run serves the session where the flags say until it ends.
+func (s *session) run(ctx context.Context, f *browserFlags, exited <-chan struct{}, why func() string) error {
+	if f.relay != nil && f.relay.enabled() {
+		return s.serveRelay(ctx, f.relay, exited, why)
+	}
+	return s.serve(ctx, &f.http, exited, why)
 }

@@ -34,21 +34,13 @@ func (f *launchFlags) options(backend polyfill.Backend) cdp.LaunchOptions {
 
 func newLaunch() *cobra.Command {
 	var lf launchFlags
-	var sf serveFlags
-	var hf httpFlags
-	var rf relayFlags
+	bf := browserFlags{relay: &relayFlags{}}
 	cmd := &cobra.Command{
 		Use:   "launch [flags] [URL...]",
 		Short: "Start Chromium, open the URLs, and serve their WebMCP tools over MCP on stdio",
 		RunE: func(cmd *cobra.Command, urls []string) error {
-			backend, err := sf.check()
+			backend, err := bf.check()
 			if err != nil {
-				return err
-			}
-			if err := hf.check(); err != nil {
-				return err
-			}
-			if err := rf.check(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -57,23 +49,18 @@ func newLaunch() *cobra.Command {
 				return err
 			}
 			defer proc.Close()
-			s, err := startSession(ctx, proc.Conn(), &sf, backend, false)
+			s, err := startSession(ctx, proc.Conn(), &bf.serve, backend, false)
 			if err != nil {
 				return err
 			}
 			if err := s.openURLs(ctx, urls); err != nil {
 				return err
 			}
-			if rf.enabled() {
-				return s.serveRelay(ctx, &rf, proc.Exited(), proc.ExitReason)
-			}
-			return s.serve(ctx, &hf, proc.Exited(), proc.ExitReason)
+			return s.run(ctx, &bf, proc.Exited(), proc.ExitReason)
 		},
 	}
 	lf.register(cmd)
-	sf.register(cmd.Flags())
-	hf.register(cmd.Flags())
-	rf.register(cmd.Flags())
+	bf.register(cmd.Flags())
 	cmd.MarkFlagsMutuallyExclusive("relay", "http")
 	return cmd
 }
