@@ -12,7 +12,8 @@ import (
 	"github.com/chromedp/cdproto/target"
 )
 
-// Open opens url in a new tab and returns the tab's id. The tab starts on
+// Open opens url in a new tab and returns the tab's id (also with the error
+// when the tab opened but the page did not load). The tab starts on
 // about:blank and loads url only once the page script is in place: a tab
 // created on its URL directly ran the page's scripts before ours in about
 // one open in forty, although auto-attach pauses new targets.
@@ -28,8 +29,10 @@ func (b *Browser) Open(ctx context.Context, url string) (string, error) {
 	if err := b.waitTab(ctx, tab); err != nil {
 		return "", fmt.Errorf("opening %s: %w", url, err)
 	}
+	// A page that cannot load leaves the tab open on its error page: return
+	// the tab with the error, so the caller can close or keep it.
 	if err := b.Navigate(ctx, tab, url); err != nil {
-		return "", err
+		return tab, err
 	}
 	return tab, nil
 }

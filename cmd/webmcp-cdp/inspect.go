@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -114,7 +112,7 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 	}()
 	sess := &ci.Session{
 		Hub:           s.hub,
-		Tabs:          ciTabs{s.browser},
+		Tabs:          s.browser,
 		Refusals:      refusals,
 		Settle:        f.settle,
 		SettleTimeout: f.settleTimeout,
@@ -133,42 +131,6 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 		},
 	}, nil
 }
-
-// ciTabs opens each page in a new blank tab and navigates it once the tab
-// is instrumented. (cdp.Browser.Open with the page's URL lets the page's
-// own scripts run before the WebMCP script now and then: in about one load
-// in 25, the page found no document.modelContext. Navigating a tab whose
-// setup is done has no such race, and Page.navigate reports a page that
-// cannot load, such as a refused connection.)
-type ciTabs struct{ b *cdp.Browser }
-
-func (t ciTabs) Open(ctx context.Context, url string) (string, error) {
-	tab, err := t.b.Open(ctx, "about:blank")
-	if err != nil {
-		return "", err
-	}
-	// The new tab's attach event may come after Target.createTarget's
-	// answer: until then, Navigate does not know the tab.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		err = t.b.Navigate(ctx, tab, url)
-		if !errors.Is(err, cdp.ErrTargetGone) || time.Now().After(deadline) {
-			// "navigating tab ID to URL: net::ERR_CONNECTION_REFUSED" says
-			// the URL twice: keep the browser's reason.
-			if inner := errors.Unwrap(err); inner != nil && strings.HasPrefix(inner.Error(), "net::") {
-				err = inner
-			}
-			return tab, err
-		}
-		select {
-		case <-ctx.Done():
-			return tab, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-func (t ciTabs) CloseTab(ctx context.Context, tab string) error { return t.b.CloseTab(ctx, tab) }
 
 // lost returns the error to exit with when the browser went away or the
 // run was interrupted, else nil.
