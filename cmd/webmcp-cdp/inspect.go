@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -98,13 +99,7 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 	go func() {
 		select {
 		case <-s.conn.Done():
-			reason := fmt.Sprint(s.conn.Err())
-			select {
-			case <-proc.Exited():
-				reason = "the browser exited: " + proc.ExitReason()
-			case <-time.After(time.Second):
-			}
-			cancel(fmt.Errorf("lost the browser: %s", reason))
+			cancel(errors.Unwrap(s.lost(proc.Exited(), proc.ExitReason)))
 		case err := <-s.browser.Fatal():
 			cancel(err)
 		case <-runCtx.Done():
