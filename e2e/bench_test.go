@@ -2,16 +2,11 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"testing"
 	"time"
 
-	cdpt "github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/runtime"
-	"github.com/chromedp/cdproto/target"
-
-	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/e2e/bench"
 )
 
 // The benchmarks report milliseconds as custom metrics; run them with
@@ -67,7 +62,11 @@ func BenchmarkCallOverhead(b *testing.B) {
 	c := start(b, "launch", "--headless", base+"/current/")
 	tools := c.waitFor("tools", hasSuffix("echo", 1))
 	echo := toolWithSuffix(tools, "echo")[0]
-	raw := rawCaller(b, base+"/current/")
+	raw, closeRaw, _, err := bench.RawCaller(context.Background(), base+"/current/")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(closeRaw)
 	var viaMCP, direct []time.Duration
 	ctx := context.Background()
 	for b.Loop() {
@@ -88,54 +87,6 @@ func BenchmarkCallOverhead(b *testing.B) {
 	b.ReportMetric(ms(p50r), "ms/p50-raw-callFunctionOn")
 	b.ReportMetric(float64(p50m)/float64(p50r), "x-ratio")
 }
-
-// rawCaller launches its own browser on url and returns a func that makes
-// one Runtime.callFunctionOn round trip into the page.
-func rawCaller(b *testing.B, url string) func(context.Context) error {
-	ctx := context.Background()
-	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{Headless: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { proc.Close() })
-	conn := proc.Conn()
-	created, err := cdpt.Call(ctx, conn.Browser(), target.CreateTarget, target.CreateTargetParams{URL: url})
-	if err != nil {
-		b.Fatal(err)
-	}
-	att, err := cdpt.Call(ctx, conn.Browser(), target.AttachToTarget, target.AttachToTargetParams{TargetID: created.TargetID, Flatten: ptr(true)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sess := conn.Attach(att.SessionID)
-	var obj runtime.RemoteObjectID
-	for deadline := time.Now().Add(10 * time.Second); obj == ""; {
-		res, err := cdpt.Call(ctx, sess, runtime.Evaluate, runtime.EvaluateParams{Expression: "location.href !== 'about:blank' && document.readyState === 'complete' ? document : null"})
-		if err == nil && res.Result != nil {
-			obj = res.Result.ObjectID
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("the raw page did not load")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	params := runtime.CallFunctionOnParams{
-		FunctionDeclaration: "async function(s){return JSON.stringify({ok:true,value:s})}",
-		ObjectID:            obj,
-		Arguments:           []*runtime.CallArgument{{Value: []byte(`"x"`)}},
-		AwaitPromise:        ptr(true),
-		ReturnByValue:       ptr(true),
-	}
-	return func(ctx context.Context) error {
-		_, err := cdpt.Call(ctx, sess, runtime.CallFunctionOn, params)
-		if err != nil {
-			return fmt.Errorf("raw callFunctionOn: %w", err)
-		}
-		return nil
-	}
-}
-
-func ptr[T any](v T) *T { return &v }
 
 func percentile(d []time.Duration, p int) time.Duration {
 	if len(d) == 0 {

@@ -132,7 +132,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 
 	// Raw CDP into the page, in a browser driven directly.
-	rawCall, closeRaw, product, err := rawCaller(ctx, page)
+	rawCall, closeRaw, product, err := RawCaller(ctx, page)
 	if err != nil {
 		return nil, err
 	}
@@ -234,9 +234,10 @@ func machine() string {
 	return fmt.Sprintf("%d cores, %s, %s/%s", runtime.NumCPU(), cpu, runtime.GOOS, runtime.GOARCH)
 }
 
-// rawCaller launches its own browser on url and returns a func making one
-// Runtime.callFunctionOn round trip into the page.
-func rawCaller(ctx context.Context, url string) (func(context.Context) error, func(), string, error) {
+// RawCaller launches its own browser on url and returns a func making one
+// Runtime.callFunctionOn round trip into the page (the floor that tools/call
+// is compared with), a func that closes the browser, and its product name.
+func RawCaller(ctx context.Context, url string) (func(context.Context) error, func(), string, error) {
 	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{Headless: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return nil, nil, "", err
