@@ -37,7 +37,8 @@ func (b *Browser) Open(ctx context.Context, url string) (string, error) {
 	return tab, nil
 }
 
-// waitTab waits until a new tab is attached and set up.
+// waitTab waits until a new tab is attached and set up: it wakes on each
+// attach, not on a clock.
 func (b *Browser) waitTab(ctx context.Context, tab string) error {
 	for {
 		b.mu.Lock()
@@ -47,6 +48,7 @@ func (b *Browser) waitTab(ctx context.Context, tab string) error {
 				ready = t.ready
 			}
 		}
+		attached := b.attached
 		b.mu.Unlock()
 		if ready != nil {
 			select {
@@ -61,7 +63,7 @@ func (b *Browser) waitTab(ctx context.Context, tab string) error {
 			return ctx.Err()
 		case <-b.conn.Done():
 			return ErrClosed
-		case <-time.After(5 * time.Millisecond):
+		case <-attached:
 		}
 	}
 }

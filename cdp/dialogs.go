@@ -6,11 +6,11 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/page"
 
-	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // track records a call running in a tab, so that a dialog the page opens
-// meanwhile reaches the caller's hub.DialogFunc. The returned func forgets
+// meanwhile reaches the caller's core.DialogFunc. The returned func forgets
 // the call.
 func (b *Browser) track(ctx context.Context, tab string) func() {
 	e := &ctx
@@ -46,12 +46,12 @@ func (b *Browser) onDialog(t *targetState, params jsonv2.Value) {
 	if jsonv2.Unmarshal(params, &ev) != nil {
 		return
 	}
-	d := hub.Dialog{Type: string(ev.Type), Message: truncate(ev.Message, 4096), DefaultPrompt: truncate(ev.DefaultPrompt, 4096), URL: ev.URL}
-	var answer hub.DialogFunc
+	d := core.Dialog{Type: string(ev.Type), Message: truncate(ev.Message, 4096), DefaultPrompt: truncate(ev.DefaultPrompt, 4096), URL: ev.URL}
+	var answer core.DialogFunc
 	var ctx context.Context
 	b.mu.Lock()
 	for _, c := range b.inflight[t.tab] {
-		if f := hub.DialogFuncFrom(*c); f != nil {
+		if f := core.DialogFuncFrom(*c); f != nil {
 			answer, ctx = f, *c
 			break
 		}

@@ -3,8 +3,10 @@ package cdp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/chromedp/cdproto"
@@ -12,7 +14,7 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/webmcp"
 
-	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // nativeCalls pairs WebMCP.invokeTool calls with their toolResponded events.
@@ -84,7 +86,7 @@ func nativeKey(t *targetState, frame cdpt.FrameID) string {
 func (b *Browser) onNativeTools(t *targetState, msg *cdproto.Message) {
 	type change struct {
 		frame cdpt.FrameID
-		add   *hub.Tool
+		add   *core.Tool
 		id    webmcp.ToolID
 		name  string
 	}
@@ -98,27 +100,16 @@ func (b *Browser) onNativeTools(t *targetState, msg *cdproto.Message) {
 			if nt == nil {
 				continue
 			}
-			pt := pageTool{Name: nt.Name, Description: nt.Description, Annotations: map[string]any{}}
-			if len(nt.InputSchema) > 0 {
-				s := string(nt.InputSchema)
-				if len(s) > b.opts.Limits.MaxSchema {
-					pt.Refused = "its inputSchema is over the size limit"
-				}
-				pt.InputSchema = &s
-			}
-			if len(nt.Description) > b.opts.Limits.MaxDescription {
-				pt.Refused = "its description is over the size limit"
-			}
+			// Admission (names, sizes, schema) is the sink's; the domain's
+			// annotations map onto WebMCP's hint names.
+			tl := core.Tool{Name: nt.Name, Description: nt.Description, InputSchema: json.RawMessage(nt.InputSchema)}
 			if a := nt.Annotations; a != nil {
-				pt.Annotations["readOnlyHint"] = a.ReadOnly
-				pt.Annotations["untrustedContentHint"] = a.UntrustedContent
-				pt.Annotations["consequentialHint"] = a.Consequential
-				pt.Annotations["debugging"] = a.Debugging
-			}
-			tl, reason := b.checkTool(pt)
-			if reason != "" {
-				b.logger.Warn("refused a native tool", "tool", nt.Name, "reason", reason)
-				continue
+				tl.Annotations = map[string]any{
+					"readOnlyHint":         a.ReadOnly,
+					"untrustedContentHint": a.UntrustedContent,
+					"consequentialHint":    a.Consequential,
+					"debugging":            a.Debugging,
+				}
 			}
 			changes = append(changes, change{frame: nt.FrameID, add: &tl, id: nt.ToolID, name: nt.Name})
 		}
@@ -142,12 +133,13 @@ func (b *Browser) onNativeTools(t *targetState, msg *cdproto.Message) {
 			if c.add == nil {
 				continue
 			}
-			nd = &nativeDoc{key: nativeKey(t, c.frame), tools: map[string]hub.Tool{}, ids: map[webmcp.ToolID]string{}}
+			nd = &nativeDoc{key: nativeKey(t, c.frame), tools: map[string]core.Tool{}, ids: map[webmcp.ToolID]string{}}
 			t.natives[c.frame] = nd
 		}
 		if c.add != nil {
-			if len(nd.tools) >= b.opts.Limits.MaxTools {
-				b.logger.Warn("refused a native tool", "tool", c.name, "reason", "too many tools in one document")
+			if _, had := nd.tools[c.name]; !had && len(nd.tools) >= b.opts.Limits.MaxTools {
+				nd.over++
+				touched[c.frame] = true
 				continue
 			}
 			nd.tools[c.name] = *c.add
@@ -160,7 +152,7 @@ func (b *Browser) onNativeTools(t *targetState, msg *cdproto.Message) {
 	}
 	for frame := range touched {
 		nd := t.natives[frame]
-		tools := make([]hub.Tool, 0, len(nd.tools))
+		tools := make([]core.Tool, 0, len(nd.tools))
 		for _, tl := range nd.tools {
 			tools = append(tools, tl)
 		}
@@ -173,12 +165,19 @@ func (b *Browser) onNativeTools(t *targetState, msg *cdproto.Message) {
 				}
 			}
 		}
-		b.sink.Update(hub.Doc{Key: nd.key, Tab: t.tab, Frame: string(frame), Origin: origin, URL: url, Backend: "native"}, tools)
+		src := core.Source{Key: nd.key, Tab: t.tab, Frame: string(frame), Origin: origin, URL: url, Backend: core.BackendNative}
+		var refused []core.Refusal
+		if nd.over > 0 {
+			refused = append(refused, core.Refusal{Reason: core.ReasonTooMany, Tool: "*",
+				Detail: fmt.Sprintf("%d tools over the limit of %d per document", nd.over, b.opts.Limits.MaxTools),
+				Origin: origin, URL: url, Tab: t.tab, At: time.Now()})
+		}
+		b.sink.Update(src, tools, refused)
 	}
 }
 
 // invokeNative runs a tool through the WebMCP domain.
-func (b *Browser) invokeNative(ctx context.Context, docKey, tool string, input json.RawMessage) (hub.Result, error) {
+func (b *Browser) invokeNative(ctx context.Context, docKey, tool string, input json.RawMessage) (core.Result, error) {
 	var t *targetState
 	var frame cdpt.FrameID
 	b.mu.Lock()
@@ -191,15 +190,15 @@ func (b *Browser) invokeNative(ctx context.Context, docKey, tool string, input j
 	}
 	b.mu.Unlock()
 	if t == nil {
-		return hub.Result{}, ErrNavigated
+		return core.Result{}, ErrNavigated
 	}
 	defer b.track(ctx, t.tab)()
 	res, err := cdpt.Call(ctx, t.sess, webmcp.InvokeTool, webmcp.InvokeToolParams{FrameID: frame, ToolName: tool, Input: jsonv2.Value(input)})
 	if err != nil {
 		if ctx.Err() != nil {
-			return hub.Result{}, ctx.Err()
+			return core.Result{}, ctx.Err()
 		}
-		return hub.Result{}, err
+		return core.Result{}, err
 	}
 	ch := b.native.wait(res.InvocationID)
 	select {
@@ -207,18 +206,18 @@ func (b *Browser) invokeNative(ctx context.Context, docKey, tool string, input j
 		return nativeResult(ev, b.opts.Limits.MaxResult), nil
 	case <-t.sess.Closed():
 		b.native.forget(res.InvocationID)
-		return hub.Result{}, ErrTargetGone
+		return core.Result{}, ErrTargetGone
 	case <-ctx.Done():
 		b.native.forget(res.InvocationID)
 		t.sess.Send(webmcp.CommandCancelInvocation, webmcp.CancelInvocationParams{InvocationID: res.InvocationID})
-		return hub.Result{}, ctx.Err()
+		return core.Result{}, ctx.Err()
 	}
 }
 
-// nativeResult maps toolResponded onto a hub.Result. Native WebMCP delivers
+// nativeResult maps toolResponded onto a core.Result. Native WebMCP delivers
 // the output as the agent would see it: a string (the tool's string, or the
 // JSON text of another value).
-func nativeResult(ev *webmcp.EventToolResponded, maxBytes int) hub.Result {
+func nativeResult(ev *webmcp.EventToolResponded, maxBytes int) core.Result {
 	if ev.Status != webmcp.InvocationStatusCompleted {
 		msg := ev.ErrorText
 		if ev.Exception != nil && ev.Exception.Description != "" {
@@ -230,18 +229,18 @@ func nativeResult(ev *webmcp.EventToolResponded, maxBytes int) hub.Result {
 		if i := strings.Index(msg, "\n    at "); i > 0 {
 			msg = msg[:i] // keep the message, not the page's stack
 		}
-		return hub.Result{Err: msg}
+		return core.Result{Err: msg}
 	}
 	if len(ev.Output) == 0 {
-		return hub.Result{Kind: "undefined"}
+		return core.Result{Kind: core.KindUndefined}
 	}
-	r := hub.Result{Kind: "json", Value: string(ev.Output)}
+	r := core.Result{Kind: core.KindJSON, Value: string(ev.Output)}
 	var s string
 	if json.Unmarshal(ev.Output, &s) == nil {
-		r = hub.Result{Kind: "string", Value: s}
+		r = core.Result{Kind: core.KindString, Value: s}
 		var v any
 		if t := strings.TrimSpace(s); (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Unmarshal([]byte(t), &v) == nil {
-			r.Kind = "json"
+			r.Kind = core.KindJSON
 		}
 	}
 	if len(r.Value) > maxBytes {

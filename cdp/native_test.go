@@ -1,7 +1,6 @@
 package cdp
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,7 +10,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/webmcp"
 
-	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 func newNativeCalls() *nativeCalls {
@@ -116,72 +115,72 @@ func TestNativeResult(t *testing.T) {
 		name string
 		ev   webmcp.EventToolResponded
 		max  int
-		want hub.Result
+		want core.Result
 	}{
 		{
 			name: "string",
 			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`"hi"`)},
-			want: hub.Result{Kind: "string", Value: "hi"},
+			want: core.Result{Kind: "string", Value: "hi"},
 		},
 		{
 			name: "string holding an object",
 			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`"{\"a\":1}"`)},
-			want: hub.Result{Kind: "json", Value: `{"a":1}`},
+			want: core.Result{Kind: "json", Value: `{"a":1}`},
 		},
 		{
 			name: "string holding an array",
 			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`" [1,2]"`)},
-			want: hub.Result{Kind: "json", Value: ` [1,2]`},
+			want: core.Result{Kind: "json", Value: ` [1,2]`},
 		},
 		{
 			name: "string that only looks like an object",
 			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`"{not json"`)},
-			want: hub.Result{Kind: "string", Value: "{not json"},
+			want: core.Result{Kind: "string", Value: "{not json"},
 		},
 		{
 			name: "non-string output",
 			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`{"b":[1]}`)},
-			want: hub.Result{Kind: "json", Value: `{"b":[1]}`},
+			want: core.Result{Kind: "json", Value: `{"b":[1]}`},
 		},
 		{
 			name: "no output",
 			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted},
-			want: hub.Result{Kind: "undefined"},
+			want: core.Result{Kind: "undefined"},
 		},
 		{
 			name: "error with a stack",
 			ev: webmcp.EventToolResponded{Status: webmcp.InvocationStatusError, ErrorText: "Uncaught",
 				Exception: &runtime.RemoteObject{Type: runtime.RemoteObjectTypeObject, Description: "Error: boom\n    at x"}},
-			want: hub.Result{Err: "Error: boom"},
+			want: core.Result{Err: "Error: boom"},
 		},
 		{
 			name: "error text only",
 			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusError, ErrorText: "tool not found"},
-			want: hub.Result{Err: "tool not found"},
+			want: core.Result{Err: "tool not found"},
 		},
 		{
 			name: "error with an empty exception description",
 			ev: webmcp.EventToolResponded{Status: webmcp.InvocationStatusError, ErrorText: "Uncaught",
 				Exception: &runtime.RemoteObject{Type: runtime.RemoteObjectTypeString}},
-			want: hub.Result{Err: "Uncaught"},
+			want: core.Result{Err: "Uncaught"},
 		},
 		{
 			name: "output over the limit",
 			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`"hello world"`)},
 			max:  5,
-			want: hub.Result{Kind: "string", Value: "hello", Truncated: 11},
+			want: core.Result{Kind: "string", Value: "hello", Truncated: 11},
 		},
 		{
 			name: "json output over the limit",
 			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`[1,2,3]`)},
 			max:  3,
-			want: hub.Result{Kind: "json", Value: "[1,", Truncated: 7},
+			want: core.Result{Kind: "json", Value: "[1,", Truncated: 7},
 		},
 		{
 			name: "output at the limit",
 			ev:   webmcp.EventToolResponded{Status: webmcp.InvocationStatusCompleted, Output: jsonv2.Value(`"hello"`)},
 			max:  5,
-			want: hub.Result{Kind: "string", Value: "hello"},
+			want: core.Result{Kind: "string", Value: "hello"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,56 +202,6 @@ func TestNativeResultCanceledWithoutText(t *testing.T) {
 	}
 	if got.Kind != "" || got.Value != "" {
 		t.Errorf("a canceled call has a value: %+v", got)
-	}
-}
-
-func TestObjectSchema(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		in     string
-		want   map[string]any // nil: refused
-		same   bool           // the input passes unchanged
-		reason string         // part of the reason when refused
-	}{
-		{name: "no type", in: `{"properties":{}}`, want: map[string]any{"type": "object", "properties": map[string]any{}}},
-		{name: "object", in: `{"type":"object"}`, want: map[string]any{"type": "object"}, same: true},
-		{name: "object with properties", in: `{"type":"object","properties":{"q":{"type":"string"}}}`, same: true,
-			want: map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}},
-		{name: "string type", in: `{"type":"string"}`, reason: "string"},
-		{name: "array type", in: `{"type":["object","null"]}`, reason: "type"},
-		{name: "array", in: `[]`, reason: "not a JSON object"},
-		{name: "string", in: `"x"`, reason: "not a JSON object"},
-		{name: "null", in: `null`, reason: "not a JSON object"},
-		{name: "not JSON", in: `{`, reason: "not a JSON object"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			out, reason := objectSchema([]byte(tc.in))
-			if tc.want == nil {
-				if reason == "" {
-					t.Fatalf("objectSchema(%s) was accepted as %s", tc.in, out)
-				}
-				if !strings.Contains(reason, tc.reason) {
-					t.Errorf("reason %q does not say %q", reason, tc.reason)
-				}
-				if out != nil {
-					t.Errorf("a refused schema came back as %s", out)
-				}
-				return
-			}
-			if reason != "" {
-				t.Fatalf("objectSchema(%s) refused: %s", tc.in, reason)
-			}
-			if tc.same && string(out) != tc.in {
-				t.Errorf("objectSchema(%s) = %s, want it unchanged", tc.in, out)
-			}
-			var got map[string]any
-			if err := json.Unmarshal(out, &got); err != nil {
-				t.Fatalf("output %s: %v", out, err)
-			}
-			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
-				t.Errorf("objectSchema(%s) = %v, want %v", tc.in, got, tc.want)
-			}
-		})
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // The benchmarks build the catalog of 100 tabs with 20 tools each, spread
@@ -33,8 +34,8 @@ const (
 )
 
 // benchTool is a realistic tool definition.
-func benchTool(i int, version string) hub.Tool {
-	return hub.Tool{
+func benchTool(i int, version string) core.Tool {
+	return core.Tool{
 		Name:        fmt.Sprintf("tool_%02d", i),
 		Title:       fmt.Sprintf("Tool %d", i),
 		Description: fmt.Sprintf("Does thing %d to the items on this page: finds them by text, filters them by tag, and returns at most limit of them. %s", i, version),
@@ -44,10 +45,10 @@ func benchTool(i int, version string) hub.Tool {
 	}
 }
 
-func benchDoc(site, tab int) hub.Doc {
+func benchDoc(site, tab int) core.Source {
 	o := fmt.Sprintf("https://site%d.example.com", site)
 	id := fmt.Sprintf("tab-%d-%d", site, tab)
-	return hub.Doc{Key: "doc-" + id, Tab: id, Frame: id, Origin: o, URL: o + "/app", Backend: "polyfill"}
+	return core.Source{Key: "doc-" + id, Tab: id, Frame: id, Origin: o, URL: o + "/app", Backend: "polyfill"}
 }
 
 // benchCatalog fills a hub and connects a client; it returns when the
@@ -55,13 +56,13 @@ func benchDoc(site, tab int) hub.Doc {
 func benchCatalog(b *testing.B) (*hub.Hub, *mcpClient, int) {
 	b.Helper()
 	h := hub.New(&fakeBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
-	tools := make([]hub.Tool, benchTools)
+	tools := make([]core.Tool, benchTools)
 	for i := range tools {
 		tools[i] = benchTool(i, "v1")
 	}
 	for s := range benchSites {
 		for t := range benchTabsPerSite {
-			h.Update(benchDoc(s, t), tools)
+			h.Update(benchDoc(s, t), tools, nil)
 		}
 	}
 	c := connect(b, h)
@@ -102,13 +103,13 @@ type rawClient struct {
 func benchServer(tb testing.TB) (*hub.Hub, *rawClient, int) {
 	tb.Helper()
 	h := hub.New(&fakeBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
-	tools := make([]hub.Tool, benchTools)
+	tools := make([]core.Tool, benchTools)
 	for i := range tools {
 		tools[i] = benchTool(i, "v1")
 	}
 	for s := range benchSites {
 		for t := range benchTabsPerSite {
-			h.Update(benchDoc(s, t), tools)
+			h.Update(benchDoc(s, t), tools, nil)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -198,7 +199,7 @@ func BenchmarkToolsListServer(b *testing.B) {
 // page registers a changed tool) to the client's list_changed.
 func BenchmarkListChanged(b *testing.B) {
 	h, c, _ := benchCatalog(b)
-	tools := make([]hub.Tool, benchTools)
+	tools := make([]core.Tool, benchTools)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -210,7 +211,7 @@ func BenchmarkListChanged(b *testing.B) {
 			tools[j] = benchTool(j, "v"+strconv.Itoa(i+2))
 		}
 		b.StartTimer()
-		h.Update(benchDoc(i%benchSites, i%benchTabsPerSite), tools)
+		h.Update(benchDoc(i%benchSites, i%benchTabsPerSite), tools, nil)
 		select {
 		case <-c.notify:
 		case <-time.After(5 * time.Second):

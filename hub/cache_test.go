@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // openingBrowser is a fake browser that can open tabs (hub.Opener). Each
@@ -49,18 +50,18 @@ func (b *openingBrowser) opens() []string {
 }
 
 // cachedTool is a tool that asks to be cached.
-func cachedTool(name string) hub.Tool {
-	return hub.Tool{Name: name, Description: "does " + name, Annotations: map[string]any{"cache": true},
+func cachedTool(name string) core.Tool {
+	return core.Tool{Name: name, Description: "does " + name, Annotations: map[string]any{"cache": true},
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}
 }
 
 // loadPage returns an onOpen that registers tools in the opened tab after
 // delay, as a page at url would.
-func loadPage(h *hub.Hub, delay time.Duration, tools ...hub.Tool) func(url, tab string) {
+func loadPage(h *hub.Hub, delay time.Duration, tools ...core.Tool) func(url, tab string) {
 	return func(url, tab string) {
 		time.Sleep(delay)
 		h.TabOpened(tab, url, "reopened")
-		h.Update(hub.Doc{Key: "doc-" + tab, Tab: tab, Frame: tab, Origin: origin, URL: url, Backend: "polyfill"}, tools)
+		h.Update(core.Source{Key: "doc-" + tab, Tab: tab, Frame: tab, Origin: origin, URL: url, Backend: "polyfill"}, tools, nil)
 	}
 }
 
@@ -78,21 +79,21 @@ func findTool(t *testing.T, h *hub.Hub, name string) hub.RoutedTool {
 func TestCachedToolOutlivesItsTab(t *testing.T) {
 	h := hub.New(&fakeBrowser{}, hub.Options{})
 	d := mkDoc("a", "A", origin)
-	h.Update(d, []hub.Tool{cachedTool("find"), {Name: "plain", Description: "not cached"}})
+	h.Update(d, []core.Tool{cachedTool("find"), {Name: "plain", Description: "not cached"}}, nil)
 	h.TabClosed("A")
 	rt := findTool(t, h, site+"_find")
-	if !strings.HasPrefix(rt.Tool.Description, "["+site+" · cached] does find") {
-		t.Errorf("description = %q, want the cached tag", rt.Tool.Description)
+	if !strings.HasPrefix(described(rt), "["+site+" · cached] does find") {
+		t.Errorf("description = %q, want the cached tag", described(rt))
 	}
 	want := map[string]any{"tool": "find", "origin": origin, "url": d.URL, "backend": "polyfill", "cached": true}
-	if fmt.Sprint(rt.Source) != fmt.Sprint(want) {
-		t.Errorf("source = %v, want %v", rt.Source, want)
+	if got, w := jsonOf(t, rt.Source), jsonOf(t, want); got != w {
+		t.Errorf("source = %s, want %s", got, w)
 	}
 	if got := names(h); len(got) != 1 {
 		t.Errorf("names = %q, want only the cached tool", got)
 	}
 	// Registered again without the flag, it is no longer cached.
-	h.Update(mkDoc("b", "B", origin), mkTools("find"))
+	h.Update(mkDoc("b", "B", origin), mkTools("find"), nil)
 	h.TabClosed("B")
 	if got := names(h); len(got) != 0 {
 		t.Errorf("names = %q, want none: the page dropped the cache flag", got)
@@ -117,7 +118,7 @@ func TestCallingACachedToolReopensItsPage(t *testing.T) {
 			h := hub.New(b, hub.Options{})
 			b.onOpen = loadPage(h, tt.delay, cachedTool("find"))
 			d := mkDoc("a", "A", origin)
-			h.Update(d, []hub.Tool{cachedTool("find")})
+			h.Update(d, []core.Tool{cachedTool("find")}, nil)
 			h.TabClosed("A")
 
 			var wg sync.WaitGroup
@@ -141,7 +142,7 @@ func TestCallingACachedToolReopensItsPage(t *testing.T) {
 				t.Errorf("the call went to %+v, want the reopened page", got)
 			}
 			// Now the page is open, the tool is live again.
-			if rt := findTool(t, h, site+"_find"); rt.Source["cached"] != nil {
+			if rt := findTool(t, h, site+"_find"); rt.Source.Cached {
 				t.Errorf("after reopening, the tool is still listed as cached: %v", rt.Source)
 			}
 		})
@@ -152,20 +153,20 @@ func TestCachedCallRetriesWhenThePageGoesAway(t *testing.T) {
 	b := &openingBrowser{fakeBrowser: &fakeBrowser{}}
 	h := hub.New(b, hub.Options{})
 	var calls atomic.Int32
-	b.respond = func(_ context.Context, in invocation) (hub.Result, error) {
+	b.respond = func(_ context.Context, in invocation) (core.Result, error) {
 		if calls.Add(1) == 1 {
 			// The page redirects right after registering: its document goes.
 			h.DropDoc(in.DocKey)
 			go func() {
 				time.Sleep(20 * time.Millisecond)
-				h.Update(hub.Doc{Key: "after-redirect", Tab: "opened-1", Frame: "opened-1", Origin: origin, URL: origin + "/next"}, []hub.Tool{cachedTool("find")})
+				h.Update(core.Source{Key: "after-redirect", Tab: "opened-1", Frame: "opened-1", Origin: origin, URL: origin + "/next"}, []core.Tool{cachedTool("find")}, nil)
 			}()
-			return hub.Result{}, errors.New("the page navigated away")
+			return core.Result{}, errors.New("the page navigated away")
 		}
-		return hub.Result{Kind: "string", Value: "found in " + in.DocKey}, nil
+		return core.Result{Kind: "string", Value: "found in " + in.DocKey}, nil
 	}
 	b.onOpen = loadPage(h, 10*time.Millisecond, cachedTool("find"))
-	h.Update(mkDoc("a", "A", origin), []hub.Tool{cachedTool("find")})
+	h.Update(mkDoc("a", "A", origin), []core.Tool{cachedTool("find")}, nil)
 	h.TabClosed("A")
 	r := h.Call(context.Background(), site+"_find", nil)
 	if r.IsError || text(t, r) != "found in after-redirect" {
@@ -222,7 +223,7 @@ func TestCachedCallErrors(t *testing.T) {
 				timeout = 300 * time.Millisecond
 			}
 			h = hub.New(b, hub.Options{CallTimeout: timeout})
-			h.Update(mkDoc("a", "A", origin), []hub.Tool{cachedTool("find")})
+			h.Update(mkDoc("a", "A", origin), []core.Tool{cachedTool("find")}, nil)
 			h.TabClosed("A")
 			r := h.Call(context.Background(), site+"_find", json.RawMessage(tt.args))
 			if !r.IsError || !strings.Contains(text(t, r), tt.want) {
@@ -238,7 +239,7 @@ func TestCachedCallErrors(t *testing.T) {
 func TestCachedToolsSurviveARestart(t *testing.T) {
 	dir := t.TempDir()
 	h1 := hub.New(&fakeBrowser{}, hub.Options{StateDir: dir})
-	h1.Update(mkDoc("a", "A", origin), []hub.Tool{cachedTool("find"), {Name: "plain", Description: "p"}})
+	h1.Update(mkDoc("a", "A", origin), []core.Tool{cachedTool("find"), {Name: "plain", Description: "p"}}, nil)
 	if err := h1.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +259,7 @@ func TestCachedToolsSurviveARestart(t *testing.T) {
 	t.Cleanup(func() { h2.Close() })
 	b.onOpen = loadPage(h2, 10*time.Millisecond, cachedTool("find"))
 	rt := findTool(t, h2, site+"_find")
-	if rt.Source["cached"] != true {
+	if !rt.Source.Cached {
 		t.Errorf("after a restart, source = %v, want cached", rt.Source)
 	}
 	if r := h2.Call(context.Background(), site+"_find", nil); r.IsError {
@@ -336,7 +337,7 @@ func TestStateFileOnStart(t *testing.T) {
 					t.Errorf("the corrupt file is still in place: %v", err)
 				}
 				// The hub goes on and writes a fresh file.
-				h.Update(mkDoc("a", "A", origin), []hub.Tool{cachedTool("new")})
+				h.Update(mkDoc("a", "A", origin), []core.Tool{cachedTool("new")}, nil)
 				if err := h.Close(); err != nil {
 					t.Fatal(err)
 				}
@@ -356,7 +357,7 @@ func TestUnwritableStateDirIsNotFatal(t *testing.T) {
 	var log logBuffer
 	b := &fakeBrowser{}
 	h := hub.New(b, hub.Options{StateDir: dir, Logger: log.logger()})
-	h.Update(mkDoc("a", "A", origin), []hub.Tool{cachedTool("find")})
+	h.Update(mkDoc("a", "A", origin), []core.Tool{cachedTool("find")}, nil)
 	if err := h.Close(); err == nil || !strings.Contains(err.Error(), "creating the state directory") {
 		t.Errorf("Close = %v, want the write error", err)
 	}

@@ -7,44 +7,42 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // errCallTimeout is the cause of a call's context when --call-timeout ends it.
 var errCallTimeout = errors.New("the call timed out")
 
 // errorResult is a tool result that reports a failure to the model.
-func errorResult(format string, args ...any) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
+func errorResult(format string, args ...any) core.Outcome {
+	return core.Errorf(format, args...)
 }
 
 // Call runs the routed tool name with the arguments (a JSON object, or empty
 // for none). Every failure is a result with IsError set, worded for the model.
-func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
+func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) core.Outcome {
 	start := time.Now()
 	tabN := 0
 	res := h.call(ctx, name, args, &tabN)
-	h.mu.Lock()
-	obs := h.onCall
-	h.mu.Unlock()
-	if len(obs) > 0 {
-		rec := CallRecord{At: start, Tool: name, Tab: tabN, Took: time.Since(start), OK: !res.IsError}
-		if res.IsError && len(res.Content) > 0 {
-			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
-				rec.Error = tc.Text
-				if len(rec.Error) > 200 {
-					rec.Error = rec.Error[:200]
-				}
-			}
-		}
-		for _, f := range obs {
-			f(rec)
+	rec := CallRecord{At: start, Tool: name, Tab: tabN, Took: time.Since(start), OK: !res.IsError}
+	if res.IsError {
+		rec.Error = res.FirstText()
+		if len(rec.Error) > 200 {
+			rec.Error = rec.Error[:200]
 		}
 	}
+	h.mu.Lock()
+	for w := range h.callWatchers {
+		select {
+		case w.ch <- rec:
+		default:
+		}
+	}
+	h.mu.Unlock()
 	return res
 }
 
-func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, tabN *int) *mcp.CallToolResult {
+func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, tabN *int) core.Outcome {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
@@ -81,7 +79,7 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, tabN 
 // invoke runs a call in the page of c, bounded by the call timeout and by
 // budget (the caller's context, or a cached call's overall budget). retry is
 // true when the page went away under the call.
-func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args json.RawMessage, tabN *int) (res *mcp.CallToolResult, retry bool) {
+func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args json.RawMessage, tabN *int) (res core.Outcome, retry bool) {
 	t := c.tab
 	*tabN = t.n
 	select {
@@ -112,9 +110,9 @@ func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args
 		}
 		return errorResult("%s failed: %v", name, err), false
 	}
-	r := ToCallToolResult(out, h.opts.MaxResultBytes)
+	r := ToOutcome(out, h.opts.MaxResultBytes)
 	if untrustedHint(c.doc.tools[c.tool]) {
-		markUntrusted(r, c.doc.Origin)
+		markUntrusted(&r, c.doc.Origin)
 	}
 	return r, false
 }
@@ -176,7 +174,7 @@ const cachedAttempts = 3
 // URL in a new tab, waits for the page to register the tool (longer on each
 // of up to three attempts), and calls it; a page that goes away under the
 // call is tried again. The whole call is bounded by the call timeout.
-func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args json.RawMessage, tabN *int) *mcp.CallToolResult {
+func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args json.RawMessage, tabN *int) core.Outcome {
 	opener, ok := h.browser.(Opener)
 	if !ok {
 		return errorResult("%s is cached from %s, but no open page has it and this browser cannot open one", name, e.URL)

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // The catalog is kept per group: one group is every live document of one
@@ -204,65 +206,35 @@ func (h *Hub) siteToolLocked(name, site string, g *group) RoutedTool {
 		return h.liveToolLocked(name, site, g.cands)
 	}
 	e := g.entry
-	t := e.Tool.tool()
-	t.Description = "[" + site + " · cached] " + t.Description
 	return RoutedTool{
 		Name: name,
-		Tool: t,
-		Source: map[string]any{
-			"tool": e.Tool.Name, "origin": e.Origin, "url": e.URL, "backend": e.Backend, "cached": true,
+		Tool: e.Tool.tool(),
+		Source: core.Provenance{
+			Tool: e.Tool.Name, Origin: e.Origin, URL: e.URL, Backend: core.Backend(e.Backend), Cached: true, Site: site,
 		},
 	}
 }
 
-// liveToolLocked lists a name that reaches cands, with a provenance tag:
-// "[site · tab N]" for one tab, "[site · tabs 1, 2 · goes to tab 2
-// (active)]" for a name shared by tabs; "· active" marks the active tab.
+// liveToolLocked lists a name that reaches cands, with its provenance: the
+// document a call goes to, and the tabs that have the tool when more than
+// one document does.
 func (h *Hub) liveToolLocked(name, site string, cands []candidate) RoutedTool {
 	c := h.pickLocked(cands)
-	t := c.doc.tools[c.tool]
-	var tabs []int
-	seen := map[int]bool{}
-	for _, cc := range cands {
-		if !seen[cc.tab.n] {
-			seen[cc.tab.n] = true
-			tabs = append(tabs, cc.tab.n)
-		}
-	}
-	sort.Ints(tabs)
-	active := c.tab.id == h.active
-	var tag strings.Builder
-	tag.WriteString("[" + site + " · ")
-	switch {
-	case len(cands) == 1:
-		tag.WriteString("tab " + strconv.Itoa(c.tab.n))
-		if active {
-			tag.WriteString(" · active")
-		}
-	case len(tabs) == 1:
-		tag.WriteString("tab " + strconv.Itoa(c.tab.n) + " (" + strconv.Itoa(len(cands)) + " frames) · goes to the latest")
-	default:
-		nums := make([]string, len(tabs))
-		for i, n := range tabs {
-			nums[i] = strconv.Itoa(n)
-		}
-		tag.WriteString("tabs " + strings.Join(nums, ", ") + " · goes to tab " + strconv.Itoa(c.tab.n))
-		if active {
-			tag.WriteString(" (active)")
-		} else {
-			tag.WriteString(" (latest)")
-		}
-	}
-	tag.WriteString("] ")
-	t.Description = tag.String() + t.Description
-	src := map[string]any{
-		"tool": c.tool, "origin": c.doc.Origin, "url": c.doc.URL,
-		"tab": c.tab.n, "frame": c.doc.Frame, "backend": c.doc.Backend,
+	src := core.Provenance{
+		Tool: c.tool, Origin: c.doc.Origin, URL: c.doc.URL, Tab: c.tab.n, Frame: c.doc.Frame, Backend: c.doc.Backend,
+		Site: site, Holders: len(cands), Active: c.tab.id == h.active,
 	}
 	if len(cands) > 1 {
-		src["tabs"] = tabs
+		seen := map[int]bool{}
+		for _, cc := range cands {
+			if !seen[cc.tab.n] {
+				seen[cc.tab.n] = true
+				src.Tabs = append(src.Tabs, cc.tab.n)
+			}
+		}
+		sort.Ints(src.Tabs)
 	}
-	return RoutedTool{Name: name, Tool: t, Source: src}
+	return RoutedTool{Name: name, Tool: c.doc.tools[c.tool], Source: src}
 }
 
 // pickLocked routes a name: the active tab if it has the tool, else the

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // logBuffer collects a hub's log for tests that check what was logged.
@@ -55,13 +56,13 @@ func checkCatalog(t *testing.T, h *hub.Hub, b *fakeBrowser) {
 			t.Errorf("%q is listed twice", rt.Name)
 		}
 		seen[rt.Name] = true
-		if rt.Source["cached"] == true {
+		if rt.Source.Cached {
 			continue
 		}
 		routedTo(t, h, b, rt.Name)
 		got := b.last(t)
-		if got.Tool != rt.Source["tool"] {
-			t.Errorf("%s ran tool %q, want %q", rt.Name, got.Tool, rt.Source["tool"])
+		if got.Tool != rt.Source.Tool {
+			t.Errorf("%s ran tool %q, want %q", rt.Name, got.Tool, rt.Source.Tool)
 		}
 	}
 }
@@ -70,14 +71,14 @@ func checkCatalog(t *testing.T, h *hub.Hub, b *fakeBrowser) {
 // (0: any tab) and whose name is site-level (shared false) or tab-level.
 func toolAt(h *hub.Hub, origin, tool string, tab int, tabLevel bool) (hub.RoutedTool, bool) {
 	for _, rt := range h.Tools() {
-		if rt.Source["origin"] != origin || rt.Source["tool"] != tool {
+		if rt.Source.Origin != origin || rt.Source.Tool != tool {
 			continue
 		}
 		isTab := strings.Contains(rt.Name, "_tab")
-		if tab != 0 && rt.Source["tab"] != tab {
+		if tab != 0 && rt.Source.Tab != tab {
 			continue
 		}
-		if isTab == tabLevel || !tabLevel && rt.Source["tabs"] != nil {
+		if isTab == tabLevel || !tabLevel && rt.Source.Tabs != nil {
 			return rt, true
 		}
 	}
@@ -86,7 +87,7 @@ func toolAt(h *hub.Hub, origin, tool string, tab int, tabLevel bool) (hub.Routed
 
 func TestNameCollisions(t *testing.T) {
 	type update struct {
-		doc   hub.Doc
+		doc   core.Source
 		tools []string
 	}
 	tests := []struct {
@@ -176,7 +177,7 @@ func TestNameCollisions(t *testing.T) {
 			b := &fakeBrowser{}
 			h := hub.New(b, hub.Options{})
 			for _, u := range tt.updates {
-				h.Update(u.doc, mkTools(u.tools...))
+				h.Update(u.doc, mkTools(u.tools...), nil)
 			}
 			if got := names(h); len(got) != tt.want {
 				t.Errorf("names = %q, want %d of them", got, tt.want)
@@ -189,15 +190,15 @@ func TestNameCollisions(t *testing.T) {
 func TestNamesStayForATabsLife(t *testing.T) {
 	b := &fakeBrowser{}
 	h := hub.New(b, hub.Options{})
-	h.Update(mkDoc("a1", "A", "http://localhost:8080"), mkTools("x", "search"))
-	h.Update(mkDoc("b1", "B", "http://localhost:8080"), mkTools("search"))
+	h.Update(mkDoc("a1", "A", "http://localhost:8080"), mkTools("x", "search"), nil)
+	h.Update(mkDoc("b1", "B", "http://localhost:8080"), mkTools("search"), nil)
 	before := names(h)
 
 	// Tab A reloads: its document goes, and in the moment before the new one
 	// registers, another site registers a tool whose readable name is A's.
 	h.DropDoc("a1")
-	h.Update(mkDoc("c1", "C", "http://localhost"), mkTools("8080_x"))
-	h.Update(mkDoc("a2", "A", "http://localhost:8080"), mkTools("x", "search"))
+	h.Update(mkDoc("c1", "C", "http://localhost"), mkTools("8080_x"), nil)
+	h.Update(mkDoc("a2", "A", "http://localhost:8080"), mkTools("x", "search"), nil)
 
 	after := map[string]bool{}
 	for _, n := range names(h) {
@@ -231,19 +232,19 @@ func TestProvenanceTags(t *testing.T) {
 		{"tab level, active", func(h *hub.Hub) { h.SetActive("B") }, site + "_tab2_search", "[" + site + " · tab 2 · active] "},
 		{"tab level, other tab active", func(h *hub.Hub) { h.SetActive("B") }, site + "_tab1_search", "[" + site + " · tab 1] "},
 		{"two frames of one tab", func(h *hub.Hub) {
-			h.Update(mkDoc("a-frame", "A", origin), mkTools("only_a"))
+			h.Update(mkDoc("a-frame", "A", origin), mkTools("only_a"), nil)
 		}, site + "_only_a", "[" + site + " · tab 1 (2 frames) · goes to the latest] "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := hub.New(&fakeBrowser{}, hub.Options{})
-			h.Update(mkDoc("a", "A", origin), mkTools("search", "only_a"))
-			h.Update(mkDoc("b", "B", origin), mkTools("search"))
+			h.Update(mkDoc("a", "A", origin), mkTools("search", "only_a"), nil)
+			h.Update(mkDoc("b", "B", origin), mkTools("search"), nil)
 			tt.setup(h)
 			for _, rt := range h.Tools() {
 				if rt.Name == tt.tool {
-					if !strings.HasPrefix(rt.Tool.Description, tt.prefix) {
-						t.Errorf("description %q, want the prefix %q", rt.Tool.Description, tt.prefix)
+					if !strings.HasPrefix(described(rt), tt.prefix) {
+						t.Errorf("description %q, want the prefix %q", described(rt), tt.prefix)
 					}
 					return
 				}
@@ -255,39 +256,39 @@ func TestProvenanceTags(t *testing.T) {
 
 func TestSetActiveRebuildsTheListing(t *testing.T) {
 	h := hub.New(&fakeBrowser{}, hub.Options{})
-	h.Update(mkDoc("a", "A", origin), mkTools("search"))
-	h.Update(mkDoc("b", "B", origin), mkTools("search"))
-	notified := 0
-	h.OnChange(func() { notified++ })
+	h.Update(mkDoc("a", "A", origin), mkTools("search"), nil)
+	h.Update(mkDoc("b", "B", origin), mkTools("search"), nil)
+	changes, stop := h.Watch()
+	defer stop()
 
-	source := func() map[string]any {
+	source := func() core.Provenance {
 		for _, rt := range h.Tools() {
 			if rt.Name == site+"_search" {
 				return rt.Source
 			}
 		}
 		t.Fatalf("%s_search is not listed", site)
-		return nil
+		return core.Provenance{}
 	}
-	if got := source()["tab"]; got != 2 {
+	if got := source().Tab; got != 2 {
 		t.Fatalf("before SetActive the site-level name goes to tab %v, want 2 (the latest)", got)
 	}
 	h.SetActive("A")
-	if got := source(); got["tab"] != 1 || !reflect.DeepEqual(got["tabs"], []int{1, 2}) {
+	if got := source(); got.Tab != 1 || !reflect.DeepEqual(got.Tabs, []int{1, 2}) {
 		t.Errorf("after SetActive(A), _meta source = %v, want tab 1 of tabs [1 2]", got)
 	}
-	if notified != 1 {
-		t.Errorf("SetActive told subscribers %d times, want 1", notified)
+	if !pending(changes) {
+		t.Errorf("SetActive did not tell subscribers")
 	}
 	h.SetActive("A")
-	if notified != 1 {
+	if pending(changes) {
 		t.Errorf("SetActive of the active tab told subscribers again")
 	}
 }
 
 func TestToolsReturnsACopy(t *testing.T) {
 	h := hub.New(&fakeBrowser{}, hub.Options{})
-	h.Update(mkDoc("a", "A", origin), mkTools("x", "y"))
+	h.Update(mkDoc("a", "A", origin), mkTools("x", "y"), nil)
 	got := h.Tools()
 	got[0].Name = "changed"
 	got = append(got[:0], got[1:]...)
@@ -300,19 +301,19 @@ func TestToolsReturnsACopy(t *testing.T) {
 // runs; run with -race.
 func TestUpdateDuringCall(t *testing.T) {
 	release := make(chan struct{})
-	b := &fakeBrowser{started: make(chan invocation, 1), respond: func(ctx context.Context, in invocation) (hub.Result, error) {
+	b := &fakeBrowser{started: make(chan invocation, 1), respond: func(ctx context.Context, in invocation) (core.Result, error) {
 		<-release
-		return hub.Result{Kind: "string", Value: "done"}, nil
+		return core.Result{Kind: "string", Value: "done"}, nil
 	}}
 	h := hub.New(b, hub.Options{})
 	d := mkDoc("a", "A", origin)
-	h.Update(d, mkTools("slow"))
+	h.Update(d, mkTools("slow"), nil)
 	done := make(chan string, 1)
 	go func() { done <- text(t, h.Call(context.Background(), site+"_slow", json.RawMessage(`{}`))) }()
 	<-b.started
 	for i := range 50 {
 		d.URL = origin + "/page" + string(rune('a'+i%26))
-		h.Update(d, mkTools("slow", "other"))
+		h.Update(d, mkTools("slow", "other"), nil)
 	}
 	close(release)
 	if got := <-done; got != "done" {

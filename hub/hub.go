@@ -26,58 +26,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
-
-// Tool is a tool as a page declared it.
-type Tool struct {
-	// Name is the page's own name for the tool.
-	Name string
-	// Title is the optional human-readable title.
-	Title string
-	// Description is the page's description.
-	Description string
-	// InputSchema is the JSON Schema of the input, or nil when the page gave
-	// none.
-	InputSchema json.RawMessage
-	// Annotations holds the page's hints (readOnlyHint, consequentialHint,
-	// untrustedContentHint, cache, ...).
-	Annotations map[string]any
-}
-
-// Doc is one document that holds tools: the current page of a frame.
-type Doc struct {
-	// Key identifies the document for the browser; the hub passes it back to
-	// Browser.Invoke.
-	Key string
-	// Tab identifies the tab (top-level target) the document is in.
-	Tab string
-	// Frame is the frame id of the document.
-	Frame string
-	// Origin and URL are the document's, as the browser reports them.
-	Origin, URL string
-	// Backend is "native" or "polyfill".
-	Backend string
-}
-
-// Result is what a page's tool call produced.
-type Result struct {
-	// Kind is "string" (Value is the string), "json" (Value is JSON text) or
-	// "undefined".
-	Kind string
-	// Value is the returned value, see Kind.
-	Value string
-	// Truncated is the length of the value before the browser cut it, or 0.
-	Truncated int
-	// Err is the page's error message when the tool threw or was cancelled.
-	Err string
-}
 
 // Browser is what the hub needs from a browser.
 type Browser interface {
 	// Invoke runs a tool of a document and waits for its result. It returns
 	// an error when the call could not run or complete (the page navigated
 	// away, the tab closed, ctx ended); a tool that throws is a Result with Err.
-	Invoke(ctx context.Context, docKey, tool string, input json.RawMessage) (Result, error)
+	Invoke(ctx context.Context, docKey, tool string, input json.RawMessage) (core.Result, error)
 }
 
 // Opener is what the hub needs from a browser to call a cached tool whose
@@ -161,9 +119,12 @@ type Hub struct {
 	seq     uint64
 	version uint64
 	changed chan struct{} // closed and replaced on every change
-	subs    []func()
-	onCall  []func(CallRecord)
-	denied  map[string]bool // origins whose denial was logged
+	// watchers and callWatchers are the subscriptions (see Watch).
+	watchers     map[*watcher]struct{}
+	callWatchers map[*callWatcher]struct{}
+	denied       map[string]bool // origins whose denial was logged
+	// refusals keeps the last refusals, for the status page and CI mode.
+	refusals refusalLog
 	// plainFrame is, per tab and tool, the frame that holds the tab-level
 	// name without a frame suffix.
 	plainFrame map[string]string
@@ -185,13 +146,6 @@ type CallRecord struct {
 	Error string
 }
 
-// OnCall registers f to be called after every tool call. f must not block.
-func (h *Hub) OnCall(f func(CallRecord)) {
-	h.mu.Lock()
-	h.onCall = append(h.onCall, f)
-	h.mu.Unlock()
-}
-
 // tab is an open tab. id, n and inflight never change; the rest is guarded
 // by Hub.mu.
 type tab struct {
@@ -208,8 +162,8 @@ type tab struct {
 // doc is a document's tools. A doc never changes once made: Update makes a
 // new one, so a call may use a doc after the hub's lock is released.
 type doc struct {
-	Doc
-	tools   map[string]Tool
+	core.Source
+	tools   map[string]core.Tool
 	updated uint64 // the hub's sequence number of the update that made it
 	born    uint64 // the sequence number of the document's first update
 }
@@ -228,16 +182,16 @@ type route struct {
 	site  bool
 }
 
-// RoutedTool is a tool as the MCP server lists it. Its maps are shared with
-// the hub and must not be modified.
+// RoutedTool is a tool as the MCP server lists it. Its maps and slices are
+// shared with the hub and must not be modified.
 type RoutedTool struct {
 	// Name is the routed name.
 	Name string
-	// Tool is the page's definition, with the provenance tag in front of the
-	// description.
-	Tool Tool
-	// Source is the provenance, as put in _meta["webmcp-cdp/source"].
-	Source map[string]any
+	// Tool is the page's own definition.
+	Tool core.Tool
+	// Source is where calls go: the MCP edge renders it into
+	// _meta["webmcp-cdp/source"] and the description's tag.
+	Source core.Provenance
 }
 
 // New returns a hub that calls tools through b. With Options.StateDir set,
@@ -259,7 +213,10 @@ func New(b Browser, opts Options) *Hub {
 		cache:     make(map[string]*cacheEntry),
 		opening:   make(map[string]*opening),
 		changed:   make(chan struct{}),
-		denied:    make(map[string]bool),
+
+		watchers:     make(map[*watcher]struct{}),
+		callWatchers: make(map[*callWatcher]struct{}),
+		denied:       make(map[string]bool),
 
 		plainFrame: make(map[string]string),
 	}
@@ -269,7 +226,7 @@ func New(b Browser, opts Options) *Hub {
 			if !opts.Origins.Allows(e.Origin) {
 				continue
 			}
-			if t, reason := opts.Limits.checkTool(e.Tool.tool()); reason == "" {
+			if t, _, reason := opts.Limits.checkTool(e.Tool.tool()); reason == "" {
 				e.Tool = saveTool(t)
 				h.cache[entryID(e.Origin, e.Tool.Name)] = &e
 			}
@@ -297,20 +254,15 @@ func (h *Hub) Close() error {
 	}
 }
 
-// OnChange registers f to be called after every change of the catalog. f
-// runs on the goroutine that made the change, outside the hub's lock; it must
-// not block.
-func (h *Hub) OnChange(f func()) {
-	h.mu.Lock()
-	h.subs = append(h.subs, f)
-	h.mu.Unlock()
-}
-
 // TabOpened records a tab, or updates its URL and title.
 func (h *Hub) TabOpened(id, url, title string) {
 	h.mu.Lock()
+	_, known := h.tabs[id]
 	t := h.tabLocked(id)
-	t.url, t.title = url, title
+	if !known || t.url != url || t.title != title {
+		t.url, t.title = url, title
+		h.wakeLocked()
+	}
 	h.mu.Unlock()
 }
 
@@ -428,14 +380,18 @@ func (h *Hub) SetActive(id string) {
 	h.finish(h.rebuildLocked(dirty))
 }
 
-// Update sets the tools of a document, replacing what it had. Tools over
-// the limits are refused and logged; a denied origin's tools are ignored.
-func (h *Hub) Update(d Doc, tools []Tool) {
+// Update sets the tools of a document, replacing what it had. Every tool
+// goes through admission: tools over the limits, and those the browser
+// could not hand over (refused), are recorded as refusals (see Refusals);
+// a denied origin's tools are ignored.
+func (h *Hub) Update(d core.Source, tools []core.Tool, refused []core.Refusal) {
 	h.mu.Lock()
 	old := h.docs[d.Key]
 	if !h.opts.Origins.Allows(d.Origin) {
-		if !h.denied[d.Origin] && len(h.denied) < 1000 {
+		if !h.denied[d.Origin] && len(h.denied) < 1000 && (len(tools) > 0 || len(refused) > 0) {
 			h.denied[d.Origin] = true
+			h.refusals.add(core.Refusal{Reason: core.ReasonOrigin, Tool: "*", Origin: d.Origin, URL: d.URL, Tab: d.Tab, At: time.Now(),
+				Detail: "the origin " + d.Origin + " is denied by the origin policy (--allow-origin/--deny-origin); its tools are ignored"})
 			h.logger.Info("ignoring the tools of a denied origin", "origin", d.Origin, "url", d.URL)
 		}
 		if old != nil {
@@ -447,6 +403,12 @@ func (h *Hub) Update(d Doc, tools []Tool) {
 		}
 		h.mu.Unlock()
 		return
+	}
+	if len(refused) > 0 {
+		t := h.tabLocked(d.Tab)
+		for _, r := range refused {
+			h.refuseLocked(t, d, r.Tool, r.Reason, r.Detail)
+		}
 	}
 	if old == nil && len(tools) == 0 {
 		h.mu.Unlock()
@@ -473,7 +435,7 @@ func (h *Hub) Update(d Doc, tools []Tool) {
 	// Every update counts as the page updating its tools: site-level names
 	// go to the document that updated most recently.
 	h.seq++
-	nd := &doc{Doc: d, tools: make(map[string]Tool, len(admitted)), updated: h.seq, born: h.seq}
+	nd := &doc{Source: d, tools: make(map[string]core.Tool, len(admitted)), updated: h.seq, born: h.seq}
 	if old != nil {
 		nd.born = old.born
 	}
@@ -494,14 +456,14 @@ func (h *Hub) Update(d Doc, tools []Tool) {
 
 // admitLocked applies the limits to a document's tools and returns those
 // that enter the catalog, in the page's order.
-func (h *Hub) admitLocked(t *tab, d Doc, tools []Tool) []Tool {
+func (h *Hub) admitLocked(t *tab, d core.Source, tools []core.Tool) []core.Tool {
 	l := &h.opts.Limits
-	out := make([]Tool, 0, min(len(tools), l.ToolsPerDocument))
+	out := make([]core.Tool, 0, min(len(tools), l.ToolsPerDocument))
 	seen := make(map[string]bool, len(tools))
 	over := 0
 	for _, tl := range tools {
 		if seen[tl.Name] {
-			h.refuseLocked(t, d, tl.Name, "another tool of the page has the same name")
+			h.refuseLocked(t, d, tl.Name, core.ReasonDuplicate, "another tool of the page has the same name")
 			continue
 		}
 		seen[tl.Name] = true
@@ -509,15 +471,15 @@ func (h *Hub) admitLocked(t *tab, d Doc, tools []Tool) []Tool {
 			over++
 			continue
 		}
-		checked, reason := l.checkTool(tl)
+		checked, code, reason := l.checkTool(tl)
 		if reason != "" {
-			h.refuseLocked(t, d, tl.Name, reason)
+			h.refuseLocked(t, d, tl.Name, code, reason)
 			continue
 		}
 		out = append(out, checked)
 	}
 	if over > 0 {
-		h.refuseLocked(t, d, "*", strconv.Itoa(over)+" tools over the limit of "+strconv.Itoa(l.ToolsPerDocument)+" per document")
+		h.refuseLocked(t, d, "*", core.ReasonTooMany, strconv.Itoa(over)+" tools over the limit of "+strconv.Itoa(l.ToolsPerDocument)+" per document")
 	}
 	var fresh []string
 	for _, tl := range out {
@@ -538,7 +500,7 @@ func (h *Hub) admitLocked(t *tab, d Doc, tools []Tool) []Tool {
 		}
 	}
 	if len(refused) > 0 {
-		h.refuseLocked(t, d, "*", strconv.Itoa(len(refused))+" new tools: the tab registered more than "+
+		h.refuseLocked(t, d, "*", core.ReasonRate, strconv.Itoa(len(refused))+" new tools: the tab registered more than "+
 			strconv.Itoa(l.RegistrationsPerMinute)+" new tool names in a minute; they are ignored until the page registers them again")
 		kept := out[:0]
 		for _, tl := range out {
@@ -565,19 +527,21 @@ func (h *Hub) admitLocked(t *tab, d Doc, tools []Tool) []Tool {
 	return out
 }
 
-// refuseLocked logs a refused tool, once per tab, origin, tool and reason.
-func (h *Hub) refuseLocked(t *tab, d Doc, name, reason string) {
-	k := d.Origin + "\x00" + name + "\x00" + reason
+// refuseLocked records a refused tool, once per tab, origin, tool and
+// reason, in the refusal log (see Refusals) and the log.
+func (h *Hub) refuseLocked(t *tab, d core.Source, name string, code core.Reason, detail string) {
+	k := d.Origin + "\x00" + name + "\x00" + detail
 	if t.refused[k] || len(t.refused) >= 256 {
 		return
 	}
 	t.refused[k] = true
-	h.logger.Warn("refused a tool", "tool", name, "url", d.URL, "tab", t.n, "reason", reason)
+	h.refusals.add(core.Refusal{Reason: code, Tool: name, Detail: detail, Origin: d.Origin, URL: d.URL, Tab: d.Tab, At: time.Now()})
+	h.logger.Warn("refused a tool", "tool", name, "url", d.URL, "tab", t.n, "reason", detail, "code", code)
 }
 
 // cacheToolLocked keeps the cached entry of a live tool up to date: a tool
 // with annotations.cache gets or refreshes its entry, another loses it.
-func (h *Hub) cacheToolLocked(d Doc, tl Tool, dirty map[string]bool) {
+func (h *Hub) cacheToolLocked(d core.Source, tl core.Tool, dirty map[string]bool) {
 	id := entryID(d.Origin, tl.Name)
 	e := h.cache[id]
 	if !cacheFlag(tl) {
@@ -588,14 +552,14 @@ func (h *Hub) cacheToolLocked(d Doc, tl Tool, dirty map[string]bool) {
 		return
 	}
 	now := time.Now()
-	if e != nil && e.URL == d.URL && e.Backend == d.Backend && sameTool(e.Tool.tool(), tl) {
+	if e != nil && e.URL == d.URL && e.Backend == string(d.Backend) && sameTool(e.Tool.tool(), tl) {
 		if now.Sub(e.Seen) > time.Minute {
 			e.Seen = now
 			h.markDirtyLocked()
 		}
 		return
 	}
-	ne := &cacheEntry{Origin: d.Origin, URL: d.URL, Backend: d.Backend, Tool: saveTool(tl), Seen: now}
+	ne := &cacheEntry{Origin: d.Origin, URL: d.URL, Backend: string(d.Backend), Tool: saveTool(tl), Seen: now}
 	if e != nil {
 		ne.Name = e.Name
 	}
@@ -674,20 +638,14 @@ func (h *Hub) DropDoc(key string) {
 }
 
 // finish unlocks and, when changed, counts the change and tells
-// subscribers and waiters.
+// subscribers and waiters (without blocking on any of them).
 func (h *Hub) finish(changed bool) {
-	if !changed {
-		h.mu.Unlock()
-		return
+	if changed {
+		h.version++
+		h.wakeLocked()
+		h.notifyLocked()
 	}
-	h.version++
-	close(h.changed)
-	h.changed = make(chan struct{})
-	subs := h.subs
 	h.mu.Unlock()
-	for _, f := range subs {
-		f()
-	}
 }
 
 // Version counts the changes of the catalog.

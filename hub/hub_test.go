@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // ---- fake browser -------------------------------------------------------
@@ -30,7 +30,7 @@ type invocation struct {
 // fakeBrowser implements hub.Browser. It records every call and answers with
 // respond, or with a string naming the document and tool when respond is nil.
 type fakeBrowser struct {
-	respond func(ctx context.Context, in invocation) (hub.Result, error)
+	respond func(ctx context.Context, in invocation) (core.Result, error)
 	// started, when set, receives every call as it begins.
 	started chan invocation
 
@@ -38,7 +38,7 @@ type fakeBrowser struct {
 	calls []invocation
 }
 
-func (b *fakeBrowser) Invoke(ctx context.Context, docKey, tool string, input json.RawMessage) (hub.Result, error) {
+func (b *fakeBrowser) Invoke(ctx context.Context, docKey, tool string, input json.RawMessage) (core.Result, error) {
 	in := invocation{DocKey: docKey, Tool: tool, Input: append(json.RawMessage(nil), input...)}
 	b.mu.Lock()
 	b.calls = append(b.calls, in)
@@ -49,7 +49,7 @@ func (b *fakeBrowser) Invoke(ctx context.Context, docKey, tool string, input jso
 	if b.respond != nil {
 		return b.respond(ctx, in)
 	}
-	return hub.Result{Kind: "string", Value: docKey + " " + tool}, nil
+	return core.Result{Kind: "string", Value: docKey + " " + tool}, nil
 }
 
 // last returns the most recent call.
@@ -70,9 +70,9 @@ func (b *fakeBrowser) count() int {
 }
 
 // blockUntilDone answers only when the call's context ends.
-func blockUntilDone(ctx context.Context, _ invocation) (hub.Result, error) {
+func blockUntilDone(ctx context.Context, _ invocation) (core.Result, error) {
 	<-ctx.Done()
-	return hub.Result{}, ctx.Err()
+	return core.Result{}, ctx.Err()
 }
 
 // ---- helpers ------------------------------------------------------------
@@ -83,15 +83,15 @@ const (
 )
 
 // mkDoc describes a document with key key in tab tab at origin o.
-func mkDoc(key, tab, o string) hub.Doc {
-	return hub.Doc{Key: key, Tab: tab, Frame: "frame-" + key, Origin: o, URL: o + "/page-" + key, Backend: "polyfill"}
+func mkDoc(key, tab, o string) core.Source {
+	return core.Source{Key: key, Tab: tab, Frame: "frame-" + key, Origin: o, URL: o + "/page-" + key, Backend: "polyfill"}
 }
 
 // mkTools declares tools with the given names.
-func mkTools(names ...string) []hub.Tool {
-	out := make([]hub.Tool, len(names))
+func mkTools(names ...string) []core.Tool {
+	out := make([]core.Tool, len(names))
 	for i, n := range names {
-		out[i] = hub.Tool{Name: n, Description: "does " + n}
+		out[i] = core.Tool{Name: n, Description: "does " + n}
 	}
 	return out
 }
@@ -104,20 +104,35 @@ func names(h *hub.Hub) []string {
 	return out
 }
 
-// text returns the single text content of a result.
-func text(t *testing.T, r *mcp.CallToolResult) string {
+// described is the description an MCP client sees: the provenance tag the
+// MCP edge renders, then the page's description.
+func described(rt hub.RoutedTool) string {
+	return mcpserver.Tag(rt.Source) + " " + rt.Tool.Description
+}
+
+// jsonOf is v as JSON, as a client sees it in _meta (maps' keys sorted).
+func jsonOf(t *testing.T, v any) string {
 	t.Helper()
-	if r == nil {
-		t.Fatal("nil result")
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
 	}
+	var m any
+	json.Unmarshal(b, &m)
+	b, _ = json.Marshal(m)
+	return string(b)
+}
+
+// text returns the single text content of a result.
+func text(t *testing.T, r core.Outcome) string {
+	t.Helper()
 	if len(r.Content) != 1 {
 		t.Fatalf("result has %d content items, want 1: %+v", len(r.Content), r)
 	}
-	tc, ok := r.Content[0].(*mcp.TextContent)
-	if !ok {
-		t.Fatalf("content is %T, want *mcp.TextContent", r.Content[0])
+	if b := r.Content[0]; b.Type != "text" {
+		t.Fatalf("content is %q, want text", b.Type)
 	}
-	return tc.Text
+	return r.Content[0].Text
 }
 
 // routedTo calls name and returns the document the browser was asked to run.
@@ -138,7 +153,7 @@ func routedTo(t *testing.T, h *hub.Hub, b *fakeBrowser, name string) string {
 
 func TestNaming(t *testing.T) {
 	type update struct {
-		doc   hub.Doc
+		doc   core.Source
 		tools []string
 	}
 	tests := []struct {
@@ -185,7 +200,7 @@ func TestNaming(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := hub.New(&fakeBrowser{}, hub.Options{})
 			for _, u := range tt.updates {
-				h.Update(u.doc, mkTools(u.tools...))
+				h.Update(u.doc, mkTools(u.tools...), nil)
 			}
 			want := append([]string(nil), tt.want...)
 			sort.Strings(want)
@@ -198,8 +213,8 @@ func TestNaming(t *testing.T) {
 
 func TestTabNumbersSmallestFreeAndStable(t *testing.T) {
 	h := hub.New(&fakeBrowser{}, hub.Options{})
-	h.Update(mkDoc("a", "A", origin), mkTools("search"))
-	h.Update(mkDoc("b", "B", origin), mkTools("search"))
+	h.Update(mkDoc("a", "A", origin), mkTools("search"), nil)
+	h.Update(mkDoc("b", "B", origin), mkTools("search"), nil)
 	wantNums := func(ids map[string]int) {
 		t.Helper()
 		for id, n := range ids {
@@ -220,7 +235,7 @@ func TestTabNumbersSmallestFreeAndStable(t *testing.T) {
 	}
 
 	h.TabOpened("C", origin+"/c", "C")
-	h.Update(mkDoc("c", "C", origin), mkTools("search"))
+	h.Update(mkDoc("c", "C", origin), mkTools("search"), nil)
 	wantNums(map[string]int{"B": 2, "C": 1})
 	want := []string{site + "_search", site + "_tab1_search", site + "_tab2_search"}
 	if got := names(h); !reflect.DeepEqual(got, want) {
@@ -231,10 +246,10 @@ func TestTabNumbersSmallestFreeAndStable(t *testing.T) {
 func TestTabLevelNamesReachTheirTab(t *testing.T) {
 	b := &fakeBrowser{}
 	h := hub.New(b, hub.Options{})
-	h.Update(mkDoc("a", "A", origin), mkTools("search"))
-	h.Update(mkDoc("b", "B", origin), mkTools("search"))
+	h.Update(mkDoc("a", "A", origin), mkTools("search"), nil)
+	h.Update(mkDoc("b", "B", origin), mkTools("search"), nil)
 	h.TabClosed("A")
-	h.Update(mkDoc("c", "C", origin), mkTools("search"))
+	h.Update(mkDoc("c", "C", origin), mkTools("search"), nil)
 	// C took number 1 again; B kept 2.
 	for name, wantDoc := range map[string]string{
 		site + "_tab1_search": "c",
@@ -249,8 +264,8 @@ func TestTabLevelNamesReachTheirTab(t *testing.T) {
 func TestTwoFramesOfOneTab(t *testing.T) {
 	b := &fakeBrowser{}
 	h := hub.New(b, hub.Options{})
-	h.Update(mkDoc("top", "A", origin), mkTools("search"))
-	h.Update(mkDoc("iframe", "A", origin), mkTools("search"))
+	h.Update(mkDoc("top", "A", origin), mkTools("search"), nil)
+	h.Update(mkDoc("iframe", "A", origin), mkTools("search"), nil)
 
 	// The first frame keeps the readable tab-level name; the second gets a
 	// hash of its identity appended.
@@ -283,8 +298,8 @@ func TestLongNames(t *testing.T) {
 	tool2 := tool1 + "_2"
 	b := &fakeBrowser{}
 	h := hub.New(b, hub.Options{})
-	h.Update(mkDoc("a", "A", longOrigin), mkTools(tool1, tool2))
-	h.Update(mkDoc("b", "B", longOrigin), mkTools(tool1, tool2))
+	h.Update(mkDoc("a", "A", longOrigin), mkTools(tool1, tool2), nil)
+	h.Update(mkDoc("b", "B", longOrigin), mkTools(tool1, tool2), nil)
 
 	valid := regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 	got := names(h)
@@ -307,8 +322,8 @@ func TestLongNames(t *testing.T) {
 	// Each cut name still reaches its own tool.
 	for _, rt := range h.Tools() {
 		routedTo(t, h, b, rt.Name)
-		if got := b.last(t).Tool; got != rt.Source["tool"] {
-			t.Errorf("%s ran tool %q, want %q", rt.Name, got, rt.Source["tool"])
+		if got := b.last(t).Tool; got != rt.Source.Tool {
+			t.Errorf("%s ran tool %q, want %q", rt.Name, got, rt.Source.Tool)
 		}
 	}
 }
@@ -316,11 +331,11 @@ func TestLongNames(t *testing.T) {
 func TestSourceAndDescription(t *testing.T) {
 	h := hub.New(&fakeBrowser{}, hub.Options{})
 	schema := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
-	d := hub.Doc{Key: "k1", Tab: "A", Frame: "F1", Origin: origin, URL: origin + "/notes", Backend: "native"}
-	h.Update(d, []hub.Tool{{
+	d := core.Source{Key: "k1", Tab: "A", Frame: "F1", Origin: origin, URL: origin + "/notes", Backend: "native"}
+	h.Update(d, []core.Tool{{
 		Name: "search", Title: "Search", Description: "Finds notes.", InputSchema: schema,
 		Annotations: map[string]any{"readOnlyHint": true},
-	}})
+	}}, nil)
 
 	tools := h.Tools()
 	if len(tools) != 1 {
@@ -328,18 +343,18 @@ func TestSourceAndDescription(t *testing.T) {
 	}
 	rt := tools[0]
 	wantSource := map[string]any{"tool": "search", "origin": origin, "url": origin + "/notes", "tab": 1, "frame": "F1", "backend": "native"}
-	if !reflect.DeepEqual(rt.Source, wantSource) {
-		t.Errorf("Source = %v, want %v", rt.Source, wantSource)
+	if got, w := jsonOf(t, rt.Source), jsonOf(t, wantSource); got != w {
+		t.Errorf("Source = %s, want %s", got, w)
 	}
-	if want := "[" + site + " · tab 1] Finds notes."; rt.Tool.Description != want {
-		t.Errorf("Description = %q, want %q", rt.Tool.Description, want)
+	if want := "[" + site + " · tab 1] Finds notes."; described(rt) != want {
+		t.Errorf("Description = %q, want %q", described(rt), want)
 	}
 	if rt.Tool.Title != "Search" || string(rt.Tool.InputSchema) != string(schema) || rt.Tool.Annotations["readOnlyHint"] != true {
 		t.Errorf("the page's definition is not carried over: %+v", rt.Tool)
 	}
 
 	// A site-level name shared by two tabs says so.
-	h.Update(mkDoc("k2", "B", origin), mkTools("search"))
+	h.Update(mkDoc("k2", "B", origin), mkTools("search"), nil)
 	for _, rt := range h.Tools() {
 		var wantPrefix string
 		switch rt.Name {
@@ -353,10 +368,10 @@ func TestSourceAndDescription(t *testing.T) {
 			t.Errorf("unexpected name %q", rt.Name)
 			continue
 		}
-		if !strings.HasPrefix(rt.Tool.Description, wantPrefix) {
-			t.Errorf("%s: Description = %q, want the prefix %q", rt.Name, rt.Tool.Description, wantPrefix)
+		if !strings.HasPrefix(described(rt), wantPrefix) {
+			t.Errorf("%s: Description = %q, want the prefix %q", rt.Name, described(rt), wantPrefix)
 		}
-		if rt.Source["tab"] == nil || rt.Source["origin"] != origin || rt.Source["tool"] != "search" {
+		if rt.Source.Tab == 0 || rt.Source.Origin != origin || rt.Source.Tool != "search" {
 			t.Errorf("%s: Source = %v lacks the provenance", rt.Name, rt.Source)
 		}
 	}
@@ -372,11 +387,11 @@ func TestSiteLevelRouting(t *testing.T) {
 		wantTo string
 	}{
 		{"latest update wins", func(h *hub.Hub) {}, "b"},
-		{"latest update wins after a re-update", func(h *hub.Hub) { h.Update(mkDoc("a", "A", origin), mkTools("search")) }, "a"},
+		{"latest update wins after a re-update", func(h *hub.Hub) { h.Update(mkDoc("a", "A", origin), mkTools("search"), nil) }, "a"},
 		{"active tab wins", func(h *hub.Hub) { h.SetActive("A") }, "a"},
 		{"active tab wins over a later update", func(h *hub.Hub) {
 			h.SetActive("B")
-			h.Update(mkDoc("a", "A", origin), mkTools("search"))
+			h.Update(mkDoc("a", "A", origin), mkTools("search"), nil)
 		}, "b"},
 		{"active tab without the tool: latest", func(h *hub.Hub) { h.SetActive("C") }, "b"},
 		{"closed active tab: latest", func(h *hub.Hub) {
@@ -388,9 +403,9 @@ func TestSiteLevelRouting(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := &fakeBrowser{}
 			h := hub.New(b, hub.Options{})
-			h.Update(mkDoc("a", "A", origin), mkTools("search"))
-			h.Update(mkDoc("b", "B", origin), mkTools("search"))
-			h.Update(mkDoc("c", "C", origin), mkTools("other"))
+			h.Update(mkDoc("a", "A", origin), mkTools("search"), nil)
+			h.Update(mkDoc("b", "B", origin), mkTools("search"), nil)
+			h.Update(mkDoc("c", "C", origin), mkTools("other"), nil)
 			tt.setup(h)
 			if got := routedTo(t, h, b, site+"_search"); got != tt.wantTo {
 				t.Errorf("%s_search went to %q, want %q", site, got, tt.wantTo)
@@ -423,7 +438,7 @@ func TestCallArguments(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := &fakeBrowser{}
 			h := hub.New(b, hub.Options{})
-			h.Update(mkDoc("a", "A", origin), mkTools("search"))
+			h.Update(mkDoc("a", "A", origin), mkTools("search"), nil)
 			if r := h.Call(context.Background(), site+"_search", tt.args); r.IsError {
 				t.Fatalf("Call failed: %s", text(t, r))
 			}
@@ -439,8 +454,8 @@ func TestCallArguments(t *testing.T) {
 
 func TestChangesAndVersion(t *testing.T) {
 	h := hub.New(&fakeBrowser{}, hub.Options{})
-	var notified atomic.Int32
-	h.OnChange(func() { notified.Add(1) })
+	changes, stop := h.Watch()
+	defer stop()
 
 	steps := []struct {
 		name      string
@@ -448,31 +463,31 @@ func TestChangesAndVersion(t *testing.T) {
 		wantNames []string
 		changed   bool
 	}{
-		{"empty update of an unknown doc", func() { h.Update(mkDoc("a", "A", origin), nil) }, nil, false},
+		{"empty update of an unknown doc", func() { h.Update(mkDoc("a", "A", origin), nil, nil) }, nil, false},
 		{"drop of an unknown doc", func() { h.DropDoc("nope") }, nil, false},
 		{"close of an unknown tab", func() { h.TabClosed("nope") }, nil, false},
-		{"first tools", func() { h.Update(mkDoc("a", "A", origin), mkTools("x", "y")) }, []string{site + "_x", site + "_y"}, true},
-		{"replace the tools", func() { h.Update(mkDoc("a", "A", origin), mkTools("y")) }, []string{site + "_y"}, true},
-		{"another doc in the tab", func() { h.Update(mkDoc("a2", "A", "https://example.com"), mkTools("z")) }, []string{site + "_y", "example_com_z"}, true},
+		{"first tools", func() { h.Update(mkDoc("a", "A", origin), mkTools("x", "y"), nil) }, []string{site + "_x", site + "_y"}, true},
+		{"replace the tools", func() { h.Update(mkDoc("a", "A", origin), mkTools("y"), nil) }, []string{site + "_y"}, true},
+		{"another doc in the tab", func() { h.Update(mkDoc("a2", "A", "https://example.com"), mkTools("z"), nil) }, []string{site + "_y", "example_com_z"}, true},
 		{"DropDoc", func() { h.DropDoc("a") }, []string{"example_com_z"}, true},
 		{"DropDoc again", func() { h.DropDoc("a") }, []string{"example_com_z"}, false},
-		{"a doc in tab B", func() { h.Update(mkDoc("b", "B", origin), mkTools("x")) }, []string{site + "_x", "example_com_z"}, true},
-		{"empty update of a known doc", func() { h.Update(mkDoc("b", "B", origin), nil) }, []string{"example_com_z"}, true},
+		{"a doc in tab B", func() { h.Update(mkDoc("b", "B", origin), mkTools("x"), nil) }, []string{site + "_x", "example_com_z"}, true},
+		{"empty update of a known doc", func() { h.Update(mkDoc("b", "B", origin), nil, nil) }, []string{"example_com_z"}, true},
 		{"TabClosed", func() { h.TabClosed("A") }, nil, true},
 		{"TabClosed with no tools left", func() { h.TabClosed("B") }, nil, false},
 	}
 	for _, s := range steps {
-		v, n := h.Version(), notified.Load()
+		v := h.Version()
 		s.do()
-		wantV, wantN := v, n
+		wantV := v
 		if s.changed {
-			wantV, wantN = v+1, n+1
+			wantV = v + 1
 		}
 		if got := h.Version(); got != wantV {
 			t.Errorf("%s: Version = %d, want %d", s.name, got, wantV)
 		}
-		if got := notified.Load(); got != wantN {
-			t.Errorf("%s: OnChange ran %d times in all, want %d", s.name, got, wantN)
+		if got := pending(changes); got != s.changed {
+			t.Errorf("%s: the watcher was signalled: %v, want %v", s.name, got, s.changed)
 		}
 		want := append([]string(nil), s.wantNames...)
 		sort.Strings(want)
@@ -485,13 +500,87 @@ func TestChangesAndVersion(t *testing.T) {
 	}
 }
 
-func TestOnChangeRunsOutsideTheLock(t *testing.T) {
+// pending reports whether a signal waits on ch, and takes it.
+func pending(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// A watcher that never reads holds nothing up: changes fold into one
+// pending signal, and a stopped watch gets no more.
+func TestWatchNeverBlocksTheHub(t *testing.T) {
 	h := hub.New(&fakeBrowser{}, hub.Options{})
-	var seen []string
-	h.OnChange(func() { seen = names(h) }) // would deadlock if run under the lock
-	h.Update(mkDoc("a", "A", origin), mkTools("x"))
-	if want := []string{site + "_x"}; !reflect.DeepEqual(seen, want) {
-		t.Errorf("OnChange saw %q, want the new catalog %q", seen, want)
+	idle, stopIdle := h.Watch()
+	changes, stop := h.Watch()
+	for i := range 100 {
+		h.Update(mkDoc("a", "A", origin), mkTools(fmt.Sprint("x", i)), nil)
+	}
+	if !pending(changes) || pending(changes) {
+		t.Error("100 changes did not fold into exactly one pending signal")
+	}
+	stop()
+	h.Update(mkDoc("a", "A", origin), mkTools("y"), nil)
+	if pending(changes) {
+		t.Error("a stopped watch was signalled")
+	}
+	if !pending(idle) {
+		t.Error("the idle watcher lost its signal")
+	}
+	stopIdle()
+}
+
+// Changed is closed by a change of the catalog and by a tab that opens.
+func TestChanged(t *testing.T) {
+	h := hub.New(&fakeBrowser{}, hub.Options{})
+	for _, step := range []struct {
+		name string
+		do   func()
+	}{
+		{"tab opened", func() { h.TabOpened("A", origin+"/", "") }},
+		{"title changed", func() { h.TabOpened("A", origin+"/", "Title") }},
+		{"tools", func() { h.Update(mkDoc("a", "A", origin), mkTools("x"), nil) }},
+	} {
+		ch := h.Changed()
+		step.do()
+		select {
+		case <-ch:
+		default:
+			t.Errorf("%s: Changed was not closed", step.name)
+		}
+	}
+	ch := h.Changed()
+	h.TabOpened("A", origin+"/", "Title")
+	select {
+	case <-ch:
+		t.Error("Changed was closed though nothing changed")
+	default:
+	}
+}
+
+func TestWatchCalls(t *testing.T) {
+	h := hub.New(&fakeBrowser{}, hub.Options{})
+	h.Update(mkDoc("a", "A", origin), mkTools("x"), nil)
+	recs, stop := h.WatchCalls(1)
+	h.Call(context.Background(), site+"_x", nil)
+	h.Call(context.Background(), site+"_x", nil) // finds the buffer full: dropped
+	if r := <-recs; r.Tool != site+"_x" || !r.OK || r.Tab != 1 {
+		t.Errorf("record %+v", r)
+	}
+	select {
+	case r := <-recs:
+		t.Errorf("a record over the buffer was kept: %+v", r)
+	default:
+	}
+	stop()
+	h.Call(context.Background(), site+"_x", nil)
+	select {
+	case r := <-recs:
+		t.Errorf("a stopped watch got %+v", r)
+	default:
 	}
 }
 
@@ -501,7 +590,7 @@ func TestCallResults(t *testing.T) {
 	tests := []struct {
 		name       string
 		call       string
-		res        hub.Result
+		res        core.Result
 		err        error
 		wantError  bool
 		wantText   string // a substring
@@ -509,15 +598,15 @@ func TestCallResults(t *testing.T) {
 	}{
 		{name: "unknown name", call: "nope_search", wantError: true, wantText: `no open page has a tool named "nope_search"`},
 		{name: "invoke error", call: site + "_search", err: errors.New("the bridge broke"), wantError: true, wantText: site + "_search failed: the bridge broke"},
-		{name: "page throws", call: site + "_search", res: hub.Result{Err: "boom"}, wantError: true, wantText: "boom"},
-		{name: "string", call: site + "_search", res: hub.Result{Kind: "string", Value: "found 3"}, wantText: "found 3"},
-		{name: "json object", call: site + "_search", res: hub.Result{Kind: "json", Value: `{"sum":3}`}, wantText: `{"sum":3}`, wantStruct: map[string]any{"sum": float64(3)}},
+		{name: "page throws", call: site + "_search", res: core.Result{Err: "boom"}, wantError: true, wantText: "boom"},
+		{name: "string", call: site + "_search", res: core.Result{Kind: "string", Value: "found 3"}, wantText: "found 3"},
+		{name: "json object", call: site + "_search", res: core.Result{Kind: "json", Value: `{"sum":3}`}, wantText: `{"sum":3}`, wantStruct: map[string]any{"sum": float64(3)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := &fakeBrowser{respond: func(context.Context, invocation) (hub.Result, error) { return tt.res, tt.err }}
+			b := &fakeBrowser{respond: func(context.Context, invocation) (core.Result, error) { return tt.res, tt.err }}
 			h := hub.New(b, hub.Options{})
-			h.Update(mkDoc("a", "A", origin), mkTools("search"))
+			h.Update(mkDoc("a", "A", origin), mkTools("search"), nil)
 			r := h.Call(context.Background(), tt.call, json.RawMessage(`{}`))
 			if r.IsError != tt.wantError {
 				t.Errorf("IsError = %v, want %v", r.IsError, tt.wantError)
@@ -526,11 +615,14 @@ func TestCallResults(t *testing.T) {
 				t.Errorf("text = %q, want it to contain %q", got, tt.wantText)
 			}
 			if tt.wantStruct == nil {
-				if r.StructuredContent != nil {
-					t.Errorf("StructuredContent = %v, want none", r.StructuredContent)
+				if r.Structured != nil {
+					t.Errorf("Structured = %s, want none", r.Structured)
 				}
-			} else if !reflect.DeepEqual(r.StructuredContent, tt.wantStruct) {
-				t.Errorf("StructuredContent = %#v, want %#v", r.StructuredContent, tt.wantStruct)
+			} else {
+				var got any
+				if err := json.Unmarshal(r.Structured, &got); err != nil || !reflect.DeepEqual(got, tt.wantStruct) {
+					t.Errorf("Structured = %s, want %#v", r.Structured, tt.wantStruct)
+				}
 			}
 			if tt.name == "unknown name" && b.count() != 0 {
 				t.Errorf("an unknown name reached the browser %d times", b.count())
@@ -540,11 +632,11 @@ func TestCallResults(t *testing.T) {
 }
 
 func TestCallResultIsCapped(t *testing.T) {
-	b := &fakeBrowser{respond: func(context.Context, invocation) (hub.Result, error) {
-		return hub.Result{Kind: "string", Value: strings.Repeat("x", 100)}, nil
+	b := &fakeBrowser{respond: func(context.Context, invocation) (core.Result, error) {
+		return core.Result{Kind: "string", Value: strings.Repeat("x", 100)}, nil
 	}}
 	h := hub.New(b, hub.Options{MaxResultBytes: 10})
-	h.Update(mkDoc("a", "A", origin), mkTools("search"))
+	h.Update(mkDoc("a", "A", origin), mkTools("search"), nil)
 	got := text(t, h.Call(context.Background(), site+"_search", nil))
 	if !strings.HasPrefix(got, strings.Repeat("x", 10)+"\n") || !strings.Contains(got, "cut to 10 of 100") {
 		t.Errorf("text = %q, want 10 x's and a notice of the cut", got)
@@ -554,7 +646,7 @@ func TestCallResultIsCapped(t *testing.T) {
 func TestCallTimeout(t *testing.T) {
 	b := &fakeBrowser{respond: blockUntilDone}
 	h := hub.New(b, hub.Options{CallTimeout: 50 * time.Millisecond})
-	h.Update(mkDoc("a", "A", origin), mkTools("search"))
+	h.Update(mkDoc("a", "A", origin), mkTools("search"), nil)
 	r := h.Call(context.Background(), site+"_search", nil)
 	if !r.IsError {
 		t.Fatal("a call that never answers is not an error")
@@ -567,9 +659,9 @@ func TestCallTimeout(t *testing.T) {
 func TestCallerCancels(t *testing.T) {
 	b := &fakeBrowser{respond: blockUntilDone, started: make(chan invocation, 1)}
 	h := hub.New(b, hub.Options{})
-	h.Update(mkDoc("a", "A", origin), mkTools("search"))
+	h.Update(mkDoc("a", "A", origin), mkTools("search"), nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan *mcp.CallToolResult, 1)
+	done := make(chan core.Outcome, 1)
 	go func() { done <- h.Call(ctx, site+"_search", nil) }()
 	<-b.started
 	cancel()
@@ -582,20 +674,20 @@ func TestCallerCancels(t *testing.T) {
 func TestMaxInflightPerTab(t *testing.T) {
 	b := &fakeBrowser{
 		started: make(chan invocation, 10),
-		respond: func(ctx context.Context, in invocation) (hub.Result, error) {
+		respond: func(ctx context.Context, in invocation) (core.Result, error) {
 			if string(in.Input) == `{"block":true}` {
 				return blockUntilDone(ctx, in)
 			}
-			return hub.Result{Kind: "string", Value: "ok " + in.DocKey}, nil
+			return core.Result{Kind: "string", Value: "ok " + in.DocKey}, nil
 		},
 	}
 	h := hub.New(b, hub.Options{MaxInflightPerTab: 1})
-	h.Update(mkDoc("a", "A", origin), mkTools("slow", "fast"))
-	h.Update(mkDoc("b", "B", "https://example.com"), mkTools("fast"))
+	h.Update(mkDoc("a", "A", origin), mkTools("slow", "fast"), nil)
+	h.Update(mkDoc("b", "B", "https://example.com"), mkTools("fast"), nil)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := make(chan *mcp.CallToolResult, 1)
+	done := make(chan core.Outcome, 1)
 	go func() { done <- h.Call(ctx, site+"_slow", json.RawMessage(`{"block":true}`)) }()
 	if in := <-b.started; in.Tool != "slow" {
 		t.Fatalf("first call ran %q, want slow", in.Tool)
@@ -630,9 +722,9 @@ func TestMaxInflightPerTab(t *testing.T) {
 func TestTabs(t *testing.T) {
 	h := hub.New(&fakeBrowser{}, hub.Options{})
 	h.TabOpened("A", origin+"/a", "Tab A")
-	h.Update(mkDoc("a", "A", origin), mkTools("search", "only_a"))
-	h.Update(mkDoc("b", "B", origin), mkTools("search")) // B never opened: its URL comes from the doc
-	h.TabOpened("E", "about:blank", "")                  // a tab without tools
+	h.Update(mkDoc("a", "A", origin), mkTools("search", "only_a"), nil)
+	h.Update(mkDoc("b", "B", origin), mkTools("search"), nil) // B never opened: its URL comes from the doc
+	h.TabOpened("E", "about:blank", "")                       // a tab without tools
 	h.SetActive("A")
 
 	want := []hub.TabInfo{
@@ -694,12 +786,12 @@ func TestTabs(t *testing.T) {
 // DropDoc. (TestUpdateDuringCall re-registers a document while a call to it
 // runs.)
 func TestConcurrentUse(t *testing.T) {
-	b := &fakeBrowser{respond: func(_ context.Context, in invocation) (hub.Result, error) {
-		return hub.Result{Kind: "json", Value: fmt.Sprintf(`{"doc":%q}`, in.DocKey)}, nil
+	b := &fakeBrowser{respond: func(_ context.Context, in invocation) (core.Result, error) {
+		return core.Result{Kind: "json", Value: fmt.Sprintf(`{"doc":%q}`, in.DocKey)}, nil
 	}}
 	h := hub.New(b, hub.Options{MaxInflightPerTab: 64})
-	var changes atomic.Int64
-	h.OnChange(func() { changes.Add(1) })
+	changes, stop := h.Watch()
+	defer stop()
 
 	const workers, rounds = 8, 100
 	var okCalls, goneCalls atomic.Int64
@@ -712,23 +804,24 @@ func TestConcurrentUse(t *testing.T) {
 			key := fmt.Sprintf("doc%d", w)
 			tab := fmt.Sprintf("T%d", w%3)
 			for i := range rounds {
-				h.Update(mkDoc(key, tab, origin), mkTools("ping", fmt.Sprintf("w%d", w)))
+				h.Update(mkDoc(key, tab, origin), mkTools("ping", fmt.Sprintf("w%d", w)), nil)
 				for _, name := range []string{site + "_ping", fmt.Sprintf("%s_w%d", site, w)} {
 					r := h.Call(context.Background(), name, json.RawMessage(`{"i":1}`))
 					switch {
 					case !r.IsError:
 						okCalls.Add(1)
-						if _, ok := r.StructuredContent.(map[string]any)["doc"].(string); !ok {
+						var sc struct{ Doc *string }
+						if json.Unmarshal(r.Structured, &sc) != nil || sc.Doc == nil {
 							errs <- fmt.Sprintf("call %s: result %+v has no doc", name, r)
 						}
-					case strings.Contains(r.Content[0].(*mcp.TextContent).Text, "no open page has a tool named"):
+					case strings.Contains(r.Content[0].Text, "no open page has a tool named"):
 						goneCalls.Add(1)
 					default:
-						errs <- fmt.Sprintf("call %s: %s", name, r.Content[0].(*mcp.TextContent).Text)
+						errs <- fmt.Sprintf("call %s: %s", name, r.Content[0].Text)
 					}
 				}
 				for _, rt := range h.Tools() {
-					if rt.Name == "" || rt.Source["tool"] == nil {
+					if rt.Name == "" || rt.Source.Tool == "" {
 						errs <- fmt.Sprintf("bad routed tool %+v", rt)
 					}
 				}
@@ -760,27 +853,27 @@ func TestConcurrentUse(t *testing.T) {
 	if int64(b.count()) != okCalls.Load() {
 		t.Errorf("the browser ran %d calls, but %d calls succeeded", b.count(), okCalls.Load())
 	}
-	if changes.Load() == 0 || uint64(changes.Load()) != h.Version() {
-		t.Errorf("OnChange ran %d times, Version is %d; want equal and non-zero", changes.Load(), h.Version())
+	if !pending(changes) || h.Version() == 0 {
+		t.Errorf("the watcher was not signalled, or Version is %d", h.Version())
 	}
-	t.Logf("%d calls ran, %d found their tool gone, %d changes", okCalls.Load(), goneCalls.Load(), changes.Load())
+	t.Logf("%d calls ran, %d found their tool gone, %d changes", okCalls.Load(), goneCalls.Load(), h.Version())
 }
 
 func TestCallErrorWording(t *testing.T) {
-	fail := func(err string, before func(h *hub.Hub)) func(h *hub.Hub) func(context.Context, invocation) (hub.Result, error) {
-		return func(h *hub.Hub) func(context.Context, invocation) (hub.Result, error) {
-			return func(context.Context, invocation) (hub.Result, error) {
+	fail := func(err string, before func(h *hub.Hub)) func(h *hub.Hub) func(context.Context, invocation) (core.Result, error) {
+		return func(h *hub.Hub) func(context.Context, invocation) (core.Result, error) {
+			return func(context.Context, invocation) (core.Result, error) {
 				before(h)
-				return hub.Result{}, errors.New(err)
+				return core.Result{}, errors.New(err)
 			}
 		}
 	}
-	block := func(*hub.Hub) func(context.Context, invocation) (hub.Result, error) { return blockUntilDone }
+	block := func(*hub.Hub) func(context.Context, invocation) (core.Result, error) { return blockUntilDone }
 	tests := []struct {
 		name    string
 		timeout time.Duration // the hub's
 		client  time.Duration // the caller's deadline, 0 for none
-		respond func(h *hub.Hub) func(context.Context, invocation) (hub.Result, error)
+		respond func(h *hub.Hub) func(context.Context, invocation) (core.Result, error)
 		want    string
 	}{
 		{"our timeout", 50 * time.Millisecond, 0, block, site + "_search did not answer within 50ms"},
@@ -790,7 +883,7 @@ func TestCallErrorWording(t *testing.T) {
 		}), site + "_search did not finish: the page navigated away"},
 		{"the page navigated and came back", time.Minute, 0, fail("Inspected target navigated or closed", func(h *hub.Hub) {
 			h.DropDoc("a")
-			h.Update(mkDoc("a", "A", origin), mkTools("search"))
+			h.Update(mkDoc("a", "A", origin), mkTools("search"), nil)
 		}), site + "_search did not finish: the page navigated away"},
 		{"the tab closed", time.Minute, 0, fail("the page navigated away", func(h *hub.Hub) {
 			h.DropDoc("a")
@@ -807,7 +900,7 @@ func TestCallErrorWording(t *testing.T) {
 			b := &fakeBrowser{}
 			h := hub.New(b, hub.Options{CallTimeout: tt.timeout})
 			b.respond = tt.respond(h)
-			h.Update(mkDoc("a", "A", origin), mkTools("search"))
+			h.Update(mkDoc("a", "A", origin), mkTools("search"), nil)
 			ctx := context.Background()
 			if tt.client > 0 {
 				var cancel context.CancelFunc
@@ -823,14 +916,14 @@ func TestCallErrorWording(t *testing.T) {
 }
 
 func TestUntrustedContentIsMarked(t *testing.T) {
-	b := &fakeBrowser{respond: func(context.Context, invocation) (hub.Result, error) {
-		return hub.Result{Kind: "string", Value: "a post"}, nil
+	b := &fakeBrowser{respond: func(context.Context, invocation) (core.Result, error) {
+		return core.Result{Kind: "string", Value: "a post"}, nil
 	}}
 	h := hub.New(b, hub.Options{})
-	h.Update(mkDoc("a", "A", origin), []hub.Tool{
+	h.Update(mkDoc("a", "A", origin), []core.Tool{
 		{Name: "read", Description: "reads posts", Annotations: map[string]any{"untrustedContentHint": true}},
 		{Name: "own", Description: "own data"},
-	})
+	}, nil)
 	r := h.Call(context.Background(), site+"_read", nil)
 	if len(r.Content) != 2 || r.Meta[hub.UntrustedMetaKey] == nil {
 		t.Errorf("untrusted result = %+v, want a notice and _meta", r)

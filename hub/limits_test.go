@@ -10,20 +10,21 @@ import (
 	"testing"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 func TestLimitsRefuseToolsAndKeepTheRest(t *testing.T) {
 	limits := hub.Limits{ToolsPerDocument: 4, DescriptionBytes: 20, SchemaBytes: 100, NameLength: 10}
 	tests := []struct {
 		name       string
-		tool       hub.Tool
+		tool       core.Tool
 		wantLogged string
 	}{
-		{"long description", hub.Tool{Name: "big", Description: strings.Repeat("x", 21)}, "its description is 21 bytes, over the limit of 20"},
-		{"big schema", hub.Tool{Name: "big", Description: "d", InputSchema: json.RawMessage(`{"type":"object","description":"` + strings.Repeat("x", 100) + `"}`)}, "over the limit of 100"},
-		{"long name", hub.Tool{Name: "a_very_long_name", Description: "d"}, "its name is 16 bytes, over the limit of 10"},
-		{"schema not of type object", hub.Tool{Name: "big", Description: "d", InputSchema: json.RawMessage(`{"type":"array"}`)}, "MCP tools take an object"},
-		{"empty description", hub.Tool{Name: "big"}, "its description is empty"},
+		{"long description", core.Tool{Name: "big", Description: strings.Repeat("x", 21)}, "its description is 21 bytes, over the limit of 20"},
+		{"big schema", core.Tool{Name: "big", Description: "d", InputSchema: json.RawMessage(`{"type":"object","description":"` + strings.Repeat("x", 100) + `"}`)}, "over the limit of 100"},
+		{"long name", core.Tool{Name: "a_very_long_name", Description: "d"}, "its name is 16 bytes, over the limit of 10"},
+		{"schema not of type object", core.Tool{Name: "big", Description: "d", InputSchema: json.RawMessage(`{"type":"array"}`)}, "MCP tools take an object"},
+		{"empty description", core.Tool{Name: "big"}, "its description is empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -32,7 +33,7 @@ func TestLimitsRefuseToolsAndKeepTheRest(t *testing.T) {
 			h := hub.New(b, hub.Options{Limits: limits, Logger: log.logger()})
 			tools := append(mkTools("ok1"), tt.tool)
 			tools = append(tools, mkTools("ok2")...)
-			h.Update(mkDoc("a", "A", origin), tools)
+			h.Update(mkDoc("a", "A", origin), tools, nil)
 			if got, want := names(h), []string{site + "_ok1", site + "_ok2"}; !reflect.DeepEqual(got, want) {
 				t.Errorf("names = %q, want %q", got, want)
 			}
@@ -53,7 +54,7 @@ func TestToolsPerDocument(t *testing.T) {
 	for i := range 50 {
 		many = append(many, fmt.Sprintf("t%02d", i))
 	}
-	h.Update(mkDoc("a", "A", origin), mkTools(many...))
+	h.Update(mkDoc("a", "A", origin), mkTools(many...), nil)
 	if got, want := names(h), []string{site + "_t00", site + "_t01", site + "_t02"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("names = %q, want the first three the page registered %q", got, want)
 	}
@@ -61,13 +62,13 @@ func TestToolsPerDocument(t *testing.T) {
 		t.Errorf("log = %q, want the overflow logged", log.String())
 	}
 	// Another document in the same tab has its own limit.
-	h.Update(mkDoc("a2", "A", "https://other.example"), mkTools("x"))
+	h.Update(mkDoc("a2", "A", "https://other.example"), mkTools("x"), nil)
 	if len(names(h)) != 4 {
 		t.Errorf("names = %q, want the other document's tool too", names(h))
 	}
 	// Refusals are logged once.
 	before := strings.Count(log.String(), "refused a tool")
-	h.Update(mkDoc("a", "A", origin), mkTools(many...))
+	h.Update(mkDoc("a", "A", origin), mkTools(many...), nil)
 	if after := strings.Count(log.String(), "refused a tool"); after != before {
 		t.Errorf("the same refusal was logged again (%d, then %d lines)", before, after)
 	}
@@ -84,18 +85,18 @@ func TestRegistrationRate(t *testing.T) {
 		return out
 	}
 	// Eight new names: within the budget.
-	h.Update(mkDoc("a", "A", origin), mkTools(batch("a", 8)...))
+	h.Update(mkDoc("a", "A", origin), mkTools(batch("a", 8)...), nil)
 	if n := len(names(h)); n != 8 {
 		t.Fatalf("%d tools listed, want 8", n)
 	}
 	// Reloading with the same names costs nothing.
 	h.DropDoc("a")
-	h.Update(mkDoc("a-reloaded", "A", origin), mkTools(batch("a", 8)...))
+	h.Update(mkDoc("a-reloaded", "A", origin), mkTools(batch("a", 8)...), nil)
 	if n := len(names(h)); n != 8 {
 		t.Fatalf("after a reload, %d tools listed, want the same 8", n)
 	}
 	// Eight more new names: only two fit; the known ones stay.
-	h.Update(mkDoc("a-reloaded", "A", origin), mkTools(append(batch("a", 8), batch("b", 8)...)...))
+	h.Update(mkDoc("a-reloaded", "A", origin), mkTools(append(batch("a", 8), batch("b", 8)...)...), nil)
 	got := names(h)
 	sort.Strings(got)
 	if len(got) != 10 || !strings.HasSuffix(got[7], "_a07") || !strings.HasSuffix(got[9], "_b01") {
@@ -105,7 +106,7 @@ func TestRegistrationRate(t *testing.T) {
 		t.Errorf("log = %q, want the rate refusal", log.String())
 	}
 	// Another tab has its own budget.
-	h.Update(mkDoc("c", "C", origin), mkTools(batch("c", 10)...))
+	h.Update(mkDoc("c", "C", origin), mkTools(batch("c", 10)...), nil)
 	if n := len(names(h)); n != 20 {
 		t.Errorf("%d tools listed after another tab registered 10, want 20", n)
 	}
@@ -119,17 +120,25 @@ func TestDeniedOriginsNeverEnter(t *testing.T) {
 	var log logBuffer
 	b := &fakeBrowser{}
 	h := hub.New(b, hub.Options{Origins: policy, Logger: log.logger()})
-	var changes int
-	h.OnChange(func() { changes++ })
-	h.Update(mkDoc("a", "A", origin), mkTools("ok"))
-	h.Update(mkDoc("b", "B", "https://ads.example.com"), mkTools("track"))
-	h.Update(mkDoc("c", "C", "https://evil.test"), mkTools("steal"))
-	h.Update(mkDoc("d", "A", "https://app.example.com"), mkTools("app"))
+	h.Update(mkDoc("a", "A", origin), mkTools("ok"), nil)
+	h.Update(mkDoc("b", "B", "https://ads.example.com"), mkTools("track"), nil)
+	h.Update(mkDoc("c", "C", "https://evil.test"), mkTools("steal"), nil)
+	h.Update(mkDoc("d", "A", "https://app.example.com"), mkTools("app"), nil)
 	if got, want := names(h), []string{site + "_ok", "app_example_com_app"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("names = %q, want only the allowed origins' %q", got, want)
 	}
-	if changes != 2 {
-		t.Errorf("%d catalog changes, want 2 (denied origins change nothing)", changes)
+	if v := h.Version(); v != 2 {
+		t.Errorf("%d catalog changes, want 2 (denied origins change nothing)", v)
+	}
+	refused, _ := h.Refusals(0)
+	var denied []string
+	for _, r := range refused {
+		if r.Reason == core.ReasonOrigin {
+			denied = append(denied, r.Origin)
+		}
+	}
+	if want := []string{"https://ads.example.com", "https://evil.test"}; !reflect.DeepEqual(denied, want) {
+		t.Errorf("origin refusals %q, want %q", denied, want)
 	}
 	if r := h.Call(context.Background(), "ads_example_com_track", nil); !r.IsError || b.count() != 0 {
 		t.Errorf("a denied origin's tool was reachable: %+v", r)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // mcpClient is a go-sdk client connected in memory to an MCP server over a
@@ -117,7 +118,7 @@ func TestListChangedNeverLost(t *testing.T) {
 
 	start := time.Now()
 	for i := range changes {
-		h.Update(mkDoc("a", "A", origin), mkTools("keep", fmt.Sprintf("v%d", i)))
+		h.Update(mkDoc("a", "A", origin), mkTools("keep", fmt.Sprintf("v%d", i)), nil)
 		time.Sleep(2 * time.Millisecond)
 	}
 	last := time.Now()
@@ -158,7 +159,7 @@ func TestListChangedNeverLost(t *testing.T) {
 func TestReservedNamesStayOurs(t *testing.T) {
 	h := hub.New(&fakeBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
 	c := connect(t, h)
-	h.Update(mkDoc("a", "A", "http://webmcp"), mkTools("call", "list_tabs", "list_tools"))
+	h.Update(mkDoc("a", "A", "http://webmcp"), mkTools("call", "list_tabs", "list_tools"), nil)
 	deadline := time.Now().Add(5 * time.Second)
 	var tools map[string]*mcp.Tool
 	for {
@@ -187,10 +188,10 @@ func TestReservedNamesStayOurs(t *testing.T) {
 func TestListToolsCompact(t *testing.T) {
 	h := hub.New(&fakeBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
 	c := connect(t, h)
-	h.Update(mkDoc("a", "A", origin), []hub.Tool{
+	h.Update(mkDoc("a", "A", origin), []core.Tool{
 		{Name: "search", Description: "Finds notes.\nLong details follow.", InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)},
 		{Name: "add", Description: strings.Repeat("é", 300)},
-	})
+	}, nil)
 	h.TabClosed("B") // no such tab: nothing happens
 	type listed struct {
 		Tools []struct {

@@ -3,8 +3,12 @@ package hub
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"sort"
 	"strings"
 	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // Limits bound what one page can put into the catalog. A tool over a limit
@@ -55,30 +59,83 @@ func (l *Limits) defaults() {
 	}
 }
 
-// checkTool applies the per-tool limits and normalises the input schema
-// (MCP requires type "object"; a schema without a type gets it). It returns
-// the tool to list, or the reason it is refused.
-func (l *Limits) checkTool(t Tool) (Tool, string) {
+// toolNameRE is WebMCP's rule for a tool name.
+var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// Bounds on the parts of a tool that have no limit of their own.
+const (
+	maxTitleBytes      = 1024
+	maxAnnotations     = 16
+	maxAnnotationKey   = 64
+	maxAnnotationBytes = 256
+)
+
+// checkTool is the admission of one tool: it applies the per-tool limits,
+// WebMCP's name rule, and normalises the input schema (MCP requires type
+// "object"; a schema without a type gets it) and the annotations (bounded in
+// number and size). It returns the tool to list, or the reason code and the
+// words of its refusal.
+func (l *Limits) checkTool(t core.Tool) (core.Tool, core.Reason, string) {
 	switch {
 	case t.Name == "":
-		return t, "its name is empty"
+		return t, core.ReasonName, "its name is empty"
 	case len(t.Name) > l.NameLength:
-		return t, fmt.Sprintf("its name is %d bytes, over the limit of %d", len(t.Name), l.NameLength)
+		return t, core.ReasonName, fmt.Sprintf("its name is %d bytes, over the limit of %d", len(t.Name), l.NameLength)
+	case !toolNameRE.MatchString(t.Name):
+		return t, core.ReasonName, "its name has characters other than A-Z a-z 0-9 _ . -"
 	case t.Description == "":
-		return t, "its description is empty"
+		return t, core.ReasonDescription, "its description is empty"
 	case len(t.Description) > l.DescriptionBytes:
-		return t, fmt.Sprintf("its description is %d bytes, over the limit of %d", len(t.Description), l.DescriptionBytes)
+		return t, core.ReasonSize, fmt.Sprintf("its description is %d bytes, over the limit of %d", len(t.Description), l.DescriptionBytes)
+	case len(t.Title) > maxTitleBytes:
+		return t, core.ReasonSize, fmt.Sprintf("its title is %d bytes, over the limit of %d", len(t.Title), maxTitleBytes)
 	case len(t.InputSchema) > l.SchemaBytes:
-		return t, fmt.Sprintf("its inputSchema is %d bytes, over the limit of %d", len(t.InputSchema), l.SchemaBytes)
+		return t, core.ReasonSize, fmt.Sprintf("its inputSchema is %d bytes, over the limit of %d", len(t.InputSchema), l.SchemaBytes)
 	}
 	if len(t.InputSchema) > 0 {
 		s, reason := objectSchema(t.InputSchema)
 		if reason != "" {
-			return t, reason
+			return t, core.ReasonSchema, reason
 		}
 		t.InputSchema = s
 	}
-	return t, ""
+	t.Annotations = boundAnnotations(t.Annotations)
+	return t, "", ""
+}
+
+// boundAnnotations keeps at most maxAnnotations hints with short keys, and
+// drops long string values.
+func boundAnnotations(a map[string]any) map[string]any {
+	if len(a) == 0 {
+		return a
+	}
+	ok := len(a) <= maxAnnotations
+	for k, v := range a {
+		if s, isStr := v.(string); len(k) > maxAnnotationKey || isStr && len(s) > maxAnnotationBytes {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return a
+	}
+	out := make(map[string]any, min(len(a), maxAnnotations))
+	keys := make([]string, 0, len(a))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := a[k]
+		if s, isStr := v.(string); len(k) > maxAnnotationKey || isStr && len(s) > maxAnnotationBytes {
+			continue
+		}
+		if len(out) == maxAnnotations {
+			break
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // objectSchema checks that an inputSchema is a JSON object whose type is

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 func TestGlobMatch(t *testing.T) {
@@ -134,24 +136,26 @@ func TestCheckTool(t *testing.T) {
 	l.defaults()
 	tests := []struct {
 		name       string
-		tool       Tool
+		tool       core.Tool
 		wantReason string // substring; "" when admitted
 		wantSchema string // when admitted
 	}{
-		{"fine", Tool{Name: "ok", Description: "d"}, "", ""},
-		{"empty name", Tool{Description: "d"}, "name is empty", ""},
-		{"long name", Tool{Name: "toolong", Description: "d"}, "name is 7 bytes, over the limit of 5", ""},
-		{"empty description", Tool{Name: "ok"}, "description is empty", ""},
-		{"long description", Tool{Name: "ok", Description: "ééééééé"}, "description is 14 bytes, over the limit of 10", ""},
-		{"big schema", Tool{Name: "ok", Description: "d", InputSchema: []byte(`{"type":"object","properties":{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa":{}}}`)}, "inputSchema is 74 bytes, over the limit of 60", ""},
-		{"schema not an object", Tool{Name: "ok", Description: "d", InputSchema: []byte(`[1]`)}, "not a JSON object", ""},
-		{"schema of another type", Tool{Name: "ok", Description: "d", InputSchema: []byte(`{"type":"string"}`)}, "has type string", ""},
-		{"schema without a type", Tool{Name: "ok", Description: "d", InputSchema: []byte(`{"properties":{}}`)}, "", `{"properties":{},"type":"object"}`},
-		{"object schema kept", Tool{Name: "ok", Description: "d", InputSchema: []byte(`{"type":"object"}`)}, "", `{"type":"object"}`},
+		{"fine", core.Tool{Name: "ok", Description: "d"}, "", ""},
+		{"empty name", core.Tool{Description: "d"}, "name is empty", ""},
+		{"long name", core.Tool{Name: "toolong", Description: "d"}, "name is 7 bytes, over the limit of 5", ""},
+		{"empty description", core.Tool{Name: "ok"}, "description is empty", ""},
+		{"long description", core.Tool{Name: "ok", Description: "ééééééé"}, "description is 14 bytes, over the limit of 10", ""},
+		{"big schema", core.Tool{Name: "ok", Description: "d", InputSchema: []byte(`{"type":"object","properties":{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa":{}}}`)}, "inputSchema is 74 bytes, over the limit of 60", ""},
+		{"schema not an object", core.Tool{Name: "ok", Description: "d", InputSchema: []byte(`[1]`)}, "not a JSON object", ""},
+		{"schema of another type", core.Tool{Name: "ok", Description: "d", InputSchema: []byte(`{"type":"string"}`)}, "has type string", ""},
+		{"schema without a type", core.Tool{Name: "ok", Description: "d", InputSchema: []byte(`{"properties":{}}`)}, "", `{"properties":{},"type":"object"}`},
+		{"name with a space", core.Tool{Name: "a b", Description: "d"}, "characters other than", ""},
+		{"long title", core.Tool{Name: "ok", Description: "d", Title: strings.Repeat("t", 2000)}, "title is 2000 bytes", ""},
+		{"object schema kept", core.Tool{Name: "ok", Description: "d", InputSchema: []byte(`{"type":"object"}`)}, "", `{"type":"object"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, reason := l.checkTool(tt.tool)
+			got, _, reason := l.checkTool(tt.tool)
 			if tt.wantReason == "" {
 				if reason != "" {
 					t.Fatalf("refused: %s", reason)

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // StateFile is the name of the state file in the state directory.
@@ -64,11 +66,11 @@ type savedTool struct {
 	Annotations map[string]any  `json:"annotations,omitempty"`
 }
 
-func (s savedTool) tool() Tool {
-	return Tool{Name: s.Name, Title: s.Title, Description: s.Description, InputSchema: s.InputSchema, Annotations: s.Annotations}
+func (s savedTool) tool() core.Tool {
+	return core.Tool{Name: s.Name, Title: s.Title, Description: s.Description, InputSchema: s.InputSchema, Annotations: s.Annotations}
 }
 
-func saveTool(t Tool) savedTool {
+func saveTool(t core.Tool) savedTool {
 	return savedTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations}
 }
 
@@ -190,13 +192,13 @@ func entryID(origin, tool string) string {
 }
 
 // cacheFlag reports whether a tool asked to be cached.
-func cacheFlag(t Tool) bool {
+func cacheFlag(t core.Tool) bool {
 	v, _ := t.Annotations["cache"].(bool)
 	return v
 }
 
 // sameTool reports whether two definitions are equal.
-func sameTool(a, b Tool) bool {
+func sameTool(a, b core.Tool) bool {
 	if a.Name != b.Name || a.Title != b.Title || a.Description != b.Description || string(a.InputSchema) != string(b.InputSchema) {
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 func TestInputValidation(t *testing.T) {
@@ -50,11 +51,11 @@ func TestInputValidation(t *testing.T) {
 			var log logBuffer
 			b := &fakeBrowser{}
 			h := hub.New(b, hub.Options{Logger: log.logger()})
-			tool := hub.Tool{Name: "save", Description: "saves"}
+			tool := core.Tool{Name: "save", Description: "saves"}
 			if tt.schema != "" {
 				tool.InputSchema = json.RawMessage(tt.schema)
 			}
-			h.Update(mkDoc("a", "A", origin), []hub.Tool{tool})
+			h.Update(mkDoc("a", "A", origin), []core.Tool{tool}, nil)
 			if len(names(h)) != 1 {
 				t.Fatalf("the tool is not listed: %q (log: %s)", names(h), log.String())
 			}
@@ -83,7 +84,7 @@ func TestSchemaThatDoesNotCompileIsLogged(t *testing.T) {
 	var log logBuffer
 	b := &fakeBrowser{}
 	h := hub.New(b, hub.Options{Logger: log.logger()})
-	h.Update(mkDoc("a", "A", origin), []hub.Tool{{Name: "x", Description: "x", InputSchema: json.RawMessage(`{"type":"object","minLength":"five"}`)}})
+	h.Update(mkDoc("a", "A", origin), []core.Tool{{Name: "x", Description: "x", InputSchema: json.RawMessage(`{"type":"object","minLength":"five"}`)}}, nil)
 	deadline := time.Now().Add(5 * time.Second)
 	for !strings.Contains(log.String(), "does not compile") {
 		if time.Now().After(deadline) {

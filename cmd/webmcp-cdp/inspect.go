@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/url"
 	"time"
 
@@ -70,11 +69,6 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 	if f.settle <= 0 || f.settleTimeout < f.settle {
 		return nil, usageError(fmt.Errorf("--settle %s and --settle-timeout %s: both must be positive, and the timeout at least the settle time", f.settle, f.settleTimeout))
 	}
-	// Package cdp only logs the tools it refuses; keep those records so that
-	// pages can report their refused tools (see package ci).
-	refusals := &ci.RefusalLog{}
-	slog.SetDefault(slog.New(refusals.Handler(slog.Default().Handler())))
-
 	f.lf.headless = true
 	proc, err := cdp.Launch(ctx, f.lf.options(backend))
 	if err != nil {
@@ -108,7 +102,6 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 	sess := &ci.Session{
 		Hub:           s.hub,
 		Tabs:          s.browser,
-		Refusals:      refusals,
 		Settle:        f.settle,
 		SettleTimeout: f.settleTimeout,
 		Call: func(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {

@@ -22,14 +22,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // fakePage is what a fake site serves at a URL.
 type fakePage struct {
-	tools   []hub.Tool
-	refused []Refusal // logged as package cdp logs them
-	late    []hub.Tool
-	results map[string]hub.Result
+	tools   []core.Tool
+	refused []core.Refusal // handed to the hub as package cdp hands them
+	late    []core.Tool
+	results map[string]core.Result
 	loadErr error
 }
 
@@ -47,12 +48,12 @@ type fakeSite struct {
 	calls  []string
 }
 
-func newFakeSite(t *testing.T, log *RefusalLog, pages map[string]*fakePage) (*fakeSite, *Session) {
+func newFakeSite(t *testing.T, pages map[string]*fakePage) (*fakeSite, *Session) {
 	t.Helper()
-	logger := slog.New(log.Handler(slog.NewTextHandler(io.Discard, nil)))
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	f := &fakeSite{logger: logger, pages: pages, open: map[string]*fakePage{}}
 	f.h = hub.New(f, hub.Options{Logger: logger})
-	return f, &Session{Hub: f.h, Tabs: f, Refusals: log, Settle: 30 * time.Millisecond, SettleTimeout: 2 * time.Second}
+	return f, &Session{Hub: f.h, Tabs: f, Settle: 30 * time.Millisecond, SettleTimeout: 2 * time.Second}
 }
 
 func (f *fakeSite) Open(_ context.Context, u string) (string, error) {
@@ -72,17 +73,14 @@ func (f *fakeSite) Open(_ context.Context, u string) (string, error) {
 	}
 	pu, _ := url.Parse(u)
 	origin := pu.Scheme + "://" + pu.Host
-	doc := hub.Doc{Key: id + "/doc", Tab: id, Frame: "F" + id, Origin: origin, URL: u, Backend: "polyfill"}
+	doc := core.Source{Key: id + "/doc", Tab: id, Frame: "F" + id, Origin: origin, URL: u, Backend: "polyfill"}
 	go func() {
 		time.Sleep(5 * time.Millisecond)
 		f.h.TabOpened(id, u, "")
-		for _, r := range p.refused {
-			f.logger.Warn("refused a tool", "tool", r.Tool, "url", u, "reason", r.Reason)
-		}
-		f.h.Update(doc, p.tools)
+		f.h.Update(doc, p.tools, p.refused)
 		if len(p.late) > 0 {
 			time.Sleep(10 * time.Millisecond)
-			f.h.Update(doc, append(append([]hub.Tool(nil), p.tools...), p.late...))
+			f.h.Update(doc, append(append([]core.Tool(nil), p.tools...), p.late...), nil)
 		}
 	}()
 	return id, nil
@@ -97,19 +95,19 @@ func (f *fakeSite) CloseTab(_ context.Context, id string) error {
 	return nil
 }
 
-func (f *fakeSite) Invoke(_ context.Context, docKey, tool string, input json.RawMessage) (hub.Result, error) {
+func (f *fakeSite) Invoke(_ context.Context, docKey, tool string, input json.RawMessage) (core.Result, error) {
 	tab, _, _ := strings.Cut(docKey, "/")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, tool+" "+string(input))
 	p := f.open[tab]
 	if p == nil {
-		return hub.Result{}, errors.New("the page navigated away")
+		return core.Result{}, errors.New("the page navigated away")
 	}
 	if r, ok := p.results[tool]; ok {
 		return r, nil
 	}
-	return hub.Result{Kind: "json", Value: string(input)}, nil
+	return core.Result{Kind: "json", Value: string(input)}, nil
 }
 
 func obj(props string) json.RawMessage {
@@ -121,14 +119,14 @@ func obj(props string) json.RawMessage {
 func notesSite() map[string]*fakePage {
 	return map[string]*fakePage{
 		"http://site.test/notes": {
-			tools: []hub.Tool{
+			tools: []core.Tool{
 				{Name: "add", Description: "Add two numbers.", InputSchema: obj(`"a":{"type":"number"},"b":{"type":"number"}`), Annotations: map[string]any{"readOnlyHint": true}},
 				{Name: "echo", Title: "Echo", Description: "Echo the text."},
 				{Name: "fail", Description: "Fail."},
 				{Name: "stats", Description: "Counts."},
 			},
-			late: []hub.Tool{{Name: "late", Description: "Registered a moment later."}},
-			results: map[string]hub.Result{
+			late: []core.Tool{{Name: "late", Description: "Registered a moment later."}},
+			results: map[string]core.Result{
 				"add":   {Kind: "json", Value: `{"sum":5}`},
 				"echo":  {Kind: "string", Value: "hello"},
 				"fail":  {Err: "fail tool failed on purpose"},
@@ -136,20 +134,19 @@ func notesSite() map[string]*fakePage {
 			},
 		},
 		"http://site.test/bad": {
-			tools: []hub.Tool{{Name: "dotted.name", Description: "Has a dot."}, {Name: "ok", Description: "Fine."}},
-			refused: []Refusal{
-				{Tool: "huge", Reason: "its description is 20000 characters, over the limit of 16384"},
-				{Tool: "huge", Reason: "its description is 20000 characters, over the limit of 16384"}, // logged twice: listed once
+			tools: []core.Tool{{Name: "dotted.name", Description: "Has a dot."}, {Name: "ok", Description: "Fine."}},
+			refused: []core.Refusal{
+				{Reason: core.ReasonSize, Tool: "huge", Detail: "its description is 20000 characters, over the limit of 16384"},
+				{Reason: core.ReasonSize, Tool: "huge", Detail: "its description is 20000 characters, over the limit of 16384"}, // handed over twice: listed once
 			},
 		},
 		"http://site.test/empty": {},
-		"http://site.test/warn":  {tools: []hub.Tool{{Name: "w", Description: "You must call me first."}}},
+		"http://site.test/warn":  {tools: []core.Tool{{Name: "w", Description: "You must call me first."}}},
 	}
 }
 
 func TestSessionOpen(t *testing.T) {
-	log := &RefusalLog{}
-	site, s := newFakeSite(t, log, notesSite())
+	site, s := newFakeSite(t, notesSite())
 	ctx := context.Background()
 
 	p, err := s.Open(ctx, "http://site.test/notes")
@@ -216,8 +213,7 @@ func TestSessionOpen(t *testing.T) {
 }
 
 func TestSessionOpenRefusedAndEmpty(t *testing.T) {
-	log := &RefusalLog{}
-	site, s := newFakeSite(t, log, notesSite())
+	site, s := newFakeSite(t, notesSite())
 	s.SettleTimeout = 300 * time.Millisecond
 	ctx := context.Background()
 
@@ -265,15 +261,16 @@ func TestSessionOpenRefusedAndEmpty(t *testing.T) {
 }
 
 func TestTabTools(t *testing.T) {
-	src := func(tool string, tab int, frame string) map[string]any {
-		return map[string]any{"tool": tool, "tab": tab, "frame": frame, "url": "http://s.test/" + frame}
+	src := func(tool string, tab int, frame string) core.Provenance {
+		return core.Provenance{Tool: tool, Tab: tab, Frame: frame, URL: "http://s.test/" + frame}
 	}
 	routed := []hub.RoutedTool{
-		{Name: "s_test_a", Tool: hub.Tool{Name: "a", Description: "[s_test · 2 tabs: goes to the active tab, else the latest] A."}, Source: src("a", 1, "F1")},
-		{Name: "s_test_b", Tool: hub.Tool{Name: "b", Description: "[s_test · tab 2] B."}, Source: src("b", 2, "F2")},
-		{Name: "s_test_tab1_a", Tool: hub.Tool{Name: "a", Description: "[s_test · tab 1] A."}, Source: src("a", 1, "F1")},
-		{Name: "s_test_tab2_a", Tool: hub.Tool{Name: "a", Description: "[s_test · tab 2] A."}, Source: src("a", 2, "F2")},
-		{Name: "s_test_tab1_x", Tool: hub.Tool{Name: "x"}, Source: map[string]any{"tool": "x", "tab": float64(1)}},
+		{Name: "s_test_a", Tool: core.Tool{Name: "a", Description: "A."}, Source: src("a", 1, "F1")},
+		{Name: "s_test_b", Tool: core.Tool{Name: "b", Description: "B."}, Source: src("b", 2, "F2")},
+		{Name: "s_test_tab1_a", Tool: core.Tool{Name: "a", Description: "A."}, Source: src("a", 1, "F1")},
+		{Name: "s_test_tab2_a", Tool: core.Tool{Name: "a", Description: "A."}, Source: src("a", 2, "F2")},
+		{Name: "s_test_tab1_x", Tool: core.Tool{Name: "x"}, Source: core.Provenance{Tool: "x", Tab: 1}},
+		{Name: "s_test_c", Tool: core.Tool{Name: "c", Description: "C."}, Source: core.Provenance{Tool: "c", Cached: true}},
 	}
 	got := tabTools(routed, 1)
 	var names []string
@@ -283,46 +280,6 @@ func TestTabTools(t *testing.T) {
 	want := []string{"a=s_test_tab1_a A.", "x=s_test_tab1_x "}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("tab 1's tools %q, want %q", names, want)
-	}
-}
-
-func TestStripTag(t *testing.T) {
-	for in, want := range map[string]string{
-		"[localhost_8080 · tab 1] Add a note.":                                 "Add a note.",
-		"[s · 2 tabs: goes to the active tab, else the latest] [beta] Search.": "[beta] Search.",
-		"No tag.":       "No tag.",
-		"[unterminated": "[unterminated",
-		"":              "",
-	} {
-		if got := StripTag(in); got != want {
-			t.Errorf("StripTag(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestRefusalLog(t *testing.T) {
-	var out bytes.Buffer
-	log := &RefusalLog{}
-	logger := slog.New(log.Handler(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelError})))
-	logger.With("component", "cdp").Warn("refused a tool", "tool", "a", "url", "http://s.test/", "reason", "too big")
-	logger.WithGroup("g").Warn("refused a native tool", "tool", "b", "reason", "not an object")
-	logger.Warn("something else", "tool", "c")
-	logger.Error("an error")
-	got := log.Since(0)
-	want := []Refusal{{Tool: "a", URL: "http://s.test/", Reason: "too big"}, {Tool: "b", Reason: "not an object"}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("refusals %+v, want %+v", got, want)
-	}
-	if log.Len() != 2 || len(log.Since(1)) != 1 || log.Since(2) != nil {
-		t.Errorf("Len %d, Since(1) %v, Since(2) %v", log.Len(), log.Since(1), log.Since(2))
-	}
-	// The inner handler's level still decides what is printed.
-	if s := out.String(); strings.Contains(s, "refused") || !strings.Contains(s, "an error") {
-		t.Errorf("printed:\n%s", s)
-	}
-	var none *RefusalLog
-	if none.Len() != 0 || none.Since(0) != nil {
-		t.Error("a nil RefusalLog is not empty")
 	}
 }
 
@@ -449,7 +406,7 @@ pages:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, s := newFakeSite(t, &RefusalLog{}, notesSite())
+	_, s := newFakeSite(t, notesSite())
 	var out bytes.Buffer
 	rep := (&Runner{Session: s, Out: &out}).Run(context.Background(), "spec.yaml", spec, urls)
 	passed, failed := rep.Counts()
@@ -559,7 +516,7 @@ func TestRunInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, s := newFakeSite(t, &RefusalLog{}, notesSite())
+	_, s := newFakeSite(t, notesSite())
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errors.New("lost the browser: it crashed"))
 	rep := (&Runner{Session: s}).Run(ctx, "spec", spec, []string{"http://site.test/notes"})

@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
 )
 
 // Tool is a page's tool as CI mode reports it: the page's own definition
@@ -63,9 +62,6 @@ type Session struct {
 	// commands set it to an MCP client on the server, so that a call takes
 	// the same path as a real client's.
 	Call CallFunc
-	// Refusals, when set, holds the refusals logged by package cdp; pages
-	// then report their refused tools.
-	Refusals *RefusalLog
 	// Settle is how long a page's tools must stay the same to count as
 	// settled (default 300 ms).
 	Settle time.Duration
@@ -102,7 +98,7 @@ func (s *Session) Open(ctx context.Context, url string) (*Page, error) {
 	if limit <= 0 {
 		limit = 10 * time.Second
 	}
-	mark := s.Refusals.Len()
+	_, mark := s.Hub.Refusals(0)
 	start := time.Now()
 	tab, err := s.Tabs.Open(ctx, url)
 	if err != nil {
@@ -142,17 +138,22 @@ func (s *Session) Open(ctx context.Context, url string) (*Page, error) {
 
 // read returns the tools of the page's tab, served and refused, and whether
 // the hub knows the tab yet.
-func (p *Page) read(mark int) ([]Tool, bool) {
+func (p *Page) read(mark uint64) ([]Tool, bool) {
 	ti, ok := p.s.Hub.TabOf(p.tab)
 	var out []Tool
 	if ok {
 		out = tabTools(p.s.Hub.Tools(), ti.N)
 	}
-	seen := make(map[Refusal]bool)
-	for _, r := range p.s.Refusals.Since(mark) {
-		if k := (Refusal{Tool: r.Tool, Reason: r.Reason}); !seen[k] {
+	type key struct{ tool, detail string }
+	seen := make(map[key]bool)
+	refused, _ := p.s.Hub.Refusals(mark)
+	for _, r := range refused {
+		if r.Tab != p.tab {
+			continue
+		}
+		if k := (key{r.Tool, r.Detail}); !seen[k] {
 			seen[k] = true
-			out = append(out, Tool{Name: r.Tool, URL: r.URL, Refused: r.Reason})
+			out = append(out, Tool{Name: r.Tool, URL: r.URL, Refused: r.Detail})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -169,13 +170,11 @@ func tabTools(routed []hub.RoutedTool, n int) []Tool {
 	perTab := fmt.Sprintf("_tab%d_", n)
 	for _, rt := range routed {
 		src := rt.Source
-		if intOf(src["tab"]) != n {
+		if src.Cached || src.Tab != n {
 			continue
 		}
-		name, _ := src["tool"].(string)
-		url, _ := src["url"].(string)
-		frame, _ := src["frame"].(string)
-		k := key{name, url, frame}
+		name, url := src.Tool, src.URL
+		k := key{name, url, src.Frame}
 		old, seen := byKey[k]
 		if seen && !(strings.Contains(rt.Name, perTab) && !strings.Contains(old.Routed, perTab)) {
 			continue
@@ -187,7 +186,7 @@ func tabTools(routed []hub.RoutedTool, n int) []Tool {
 			Name:        name,
 			Routed:      rt.Name,
 			Title:       rt.Tool.Title,
-			Description: StripTag(rt.Tool.Description),
+			Description: rt.Tool.Description,
 			InputSchema: rt.Tool.InputSchema,
 			Annotations: rt.Tool.Annotations,
 			URL:         url,
@@ -198,28 +197,6 @@ func tabTools(routed []hub.RoutedTool, n int) []Tool {
 		out = append(out, byKey[k])
 	}
 	return out
-}
-
-func intOf(v any) int {
-	switch n := v.(type) {
-	case int:
-		return n
-	case float64:
-		return int(n)
-	}
-	return -1
-}
-
-// StripTag removes the provenance tag ("[site · tab N] ") that the hub puts
-// in front of a routed tool's description, giving the page's own text.
-func StripTag(desc string) string {
-	if !strings.HasPrefix(desc, "[") {
-		return desc
-	}
-	if _, rest, ok := strings.Cut(desc, "] "); ok {
-		return rest
-	}
-	return desc
 }
 
 // Tool returns the page's tool with the page's own name, or, failing that,
@@ -295,7 +272,7 @@ func (p *Page) Call(ctx context.Context, name string, args json.RawMessage) (*mc
 		}
 		return res, nil
 	}
-	return p.s.Hub.Call(ctx, t.Routed, args), nil
+	return mcpserver.CallToolResult(p.s.Hub.Call(ctx, t.Routed, args)), nil
 }
 
 // Close closes the page's tab and waits (briefly) until the hub has let go
@@ -316,101 +293,4 @@ func (p *Page) Close(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// Refusal is a tool that package cdp refused, as it logged it.
-type Refusal struct {
-	// Tool is the page's name for the tool ("*" for the tools over the
-	// per-document limit).
-	Tool string
-	// URL is the document's, when the log said.
-	URL string
-	// Reason says why.
-	Reason string
-}
-
-// RefusalLog keeps the refusals that package cdp logs. Wrap the handler of
-// the logger that cdp is given with Handler. Its methods are safe for
-// concurrent use, and a nil *RefusalLog holds nothing.
-type RefusalLog struct {
-	mu   sync.Mutex
-	recs []Refusal
-}
-
-// refusalMessages are the messages with which package cdp logs a refused
-// tool.
-var refusalMessages = map[string]bool{"refused a tool": true, "refused a native tool": true}
-
-// Handler returns a handler that passes every record on to next (as next's
-// level allows) and keeps the refusals, whatever the level.
-func (l *RefusalLog) Handler(next slog.Handler) slog.Handler {
-	return &refusalHandler{log: l, next: next}
-}
-
-// Len is the number of refusals so far.
-func (l *RefusalLog) Len() int {
-	if l == nil {
-		return 0
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.recs)
-}
-
-// Since returns the refusals after the first n.
-func (l *RefusalLog) Since(n int) []Refusal {
-	if l == nil {
-		return nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if n >= len(l.recs) {
-		return nil
-	}
-	return append([]Refusal(nil), l.recs[n:]...)
-}
-
-func (l *RefusalLog) add(r Refusal) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.recs = append(l.recs, r)
-}
-
-type refusalHandler struct {
-	log  *RefusalLog
-	next slog.Handler
-}
-
-func (h *refusalHandler) Enabled(ctx context.Context, level slog.Level) bool {
-	return level >= slog.LevelWarn || h.next.Enabled(ctx, level)
-}
-
-func (h *refusalHandler) Handle(ctx context.Context, r slog.Record) error {
-	if refusalMessages[r.Message] {
-		var ref Refusal
-		r.Attrs(func(a slog.Attr) bool {
-			switch a.Key {
-			case "tool":
-				ref.Tool = a.Value.String()
-			case "url":
-				ref.URL = a.Value.String()
-			case "reason":
-				ref.Reason = a.Value.String()
-			}
-			return true
-		})
-		h.log.add(ref)
-	}
-	if !h.next.Enabled(ctx, r.Level) {
-		return nil
-	}
-	return h.next.Handle(ctx, r)
-}
-
-func (h *refusalHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &refusalHandler{log: h.log, next: h.next.WithAttrs(attrs)}
-}
-
-func (h *refusalHandler) WithGroup(name string) slog.Handler {
-	return &refusalHandler{log: h.log, next: h.next.WithGroup(name)}
 }

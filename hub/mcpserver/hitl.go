@@ -13,8 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // DialogPolicy says what happens to a page dialog during a call whose
@@ -84,8 +83,8 @@ type pendingCall struct {
 }
 
 type dialogAsk struct {
-	d      hub.Dialog
-	answer chan hub.DialogAnswer
+	d      core.Dialog
+	answer chan core.DialogAnswer
 }
 
 // hitl holds the calls waiting for a client's answer.
@@ -205,30 +204,30 @@ func (s *Server) newPending(name string, args json.RawMessage, elicit bool) *pen
 	cctx, cancel := context.WithCancel(context.Background())
 	pc.cancel = cancel
 	policy := s.opts.Dialogs
-	cctx = hub.WithDialogFunc(cctx, func(ctx context.Context, d hub.Dialog) hub.DialogAnswer {
+	cctx = core.WithDialogFunc(cctx, func(ctx context.Context, d core.Dialog) core.DialogAnswer {
 		if !elicit {
 			switch policy {
 			case DialogsAccept:
-				return hub.DialogAnswer{Accept: true, Text: d.DefaultPrompt}
+				return core.DialogAnswer{Accept: true, Text: d.DefaultPrompt}
 			case DialogsDismiss:
-				return hub.DialogAnswer{}
+				return core.DialogAnswer{}
 			}
 			pc.mu.Lock()
 			pc.failed = fmt.Sprintf("the page opened a %s dialog (%q) that needed a person, and this client cannot be asked (no elicitation); it was dismissed (--dialogs fail)", d.Type, d.Message)
 			pc.mu.Unlock()
-			return hub.DialogAnswer{}
+			return core.DialogAnswer{}
 		}
-		ask := dialogAsk{d: d, answer: make(chan hub.DialogAnswer, 1)}
+		ask := dialogAsk{d: d, answer: make(chan core.DialogAnswer, 1)}
 		select {
 		case pc.dialogs <- ask:
 		case <-ctx.Done():
-			return hub.DialogAnswer{}
+			return core.DialogAnswer{}
 		}
 		select {
 		case a := <-ask.answer:
 			return a
 		case <-ctx.Done():
-			return hub.DialogAnswer{}
+			return core.DialogAnswer{}
 		}
 	})
 	pc.runCtx = cctx
@@ -242,7 +241,7 @@ func (s *Server) start(pc *pendingCall) {
 	pc.started = true
 	pc.mu.Unlock()
 	go func() {
-		res := s.hub.Call(pc.runCtx, pc.name, pc.args)
+		res := CallToolResult(s.hub.Call(pc.runCtx, pc.name, pc.args))
 		pc.mu.Lock()
 		if pc.failed != "" {
 			res = errResult("%s: %s", pc.name, pc.failed)
@@ -278,23 +277,23 @@ func (s *Server) resume(ctx context.Context, req *mcp.CallToolRequest, pc *pendi
 }
 
 // dialogAnswer maps the client's answer onto the dialog's buttons.
-func dialogAnswer(d hub.Dialog, r *mcp.ElicitResult) hub.DialogAnswer {
+func dialogAnswer(d core.Dialog, r *mcp.ElicitResult) core.DialogAnswer {
 	if r == nil || r.Action != "accept" {
-		return hub.DialogAnswer{}
+		return core.DialogAnswer{}
 	}
 	switch d.Type {
 	case "prompt":
 		text, _ := r.Content["text"].(string)
-		return hub.DialogAnswer{Accept: true, Text: text}
+		return core.DialogAnswer{Accept: true, Text: text}
 	case "confirm", "beforeunload":
 		ok, _ := r.Content["confirm"].(bool)
-		return hub.DialogAnswer{Accept: ok}
+		return core.DialogAnswer{Accept: ok}
 	}
-	return hub.DialogAnswer{Accept: true}
+	return core.DialogAnswer{Accept: true}
 }
 
 // dialogElicit words a page dialog as a question for the client.
-func dialogElicit(d hub.Dialog) *mcp.ElicitParams {
+func dialogElicit(d core.Dialog) *mcp.ElicitParams {
 	msg := fmt.Sprintf("The page %s asks: %s", d.URL, d.Message)
 	var schema string
 	switch d.Type {

@@ -53,7 +53,6 @@ type Server struct {
 	mcp    *mcp.Server
 	opts   Options
 	logger *slog.Logger
-	wake   chan struct{}
 	listed map[string]hub.RoutedTool
 	calls  callLog
 	hitl   *hitl
@@ -104,7 +103,6 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		hub:    h,
 		opts:   opts,
 		logger: opts.Logger,
-		wake:   make(chan struct{}, 1),
 		listed: make(map[string]hub.RoutedTool),
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "webmcp-cdp", Version: opts.Version}, &mcp.ServerOptions{
@@ -115,22 +113,29 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		Logger:       opts.Logger,
 	})
 	s.addOwnTools()
-	h.OnChange(s.poke)
-	h.OnCall(s.calls.add)
+	changes, stopChanges := h.Watch()
+	calls, stopCalls := h.WatchCalls(64)
 	s.sync()
-	go s.follow(ctx)
+	go func() {
+		defer stopCalls()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case r := <-calls:
+				s.calls.add(r)
+			}
+		}
+	}()
+	go func() {
+		defer stopChanges()
+		s.follow(ctx, changes)
+	}()
 	return s
 }
 
 // MCP returns the go-sdk server, to run on a transport.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
-
-func (s *Server) poke() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
 
 // minSyncGap is the least time between two syncs. The SDK sends
 // list_changed once no tool was added or removed for 10 ms, restarting that
@@ -142,12 +147,12 @@ const minSyncGap = 15 * time.Millisecond
 // follow applies catalog changes one at a time; changes that arrive while a
 // sync runs, or within minSyncGap of it, fold into one more sync, and the
 // last change is never lost.
-func (s *Server) follow(ctx context.Context) {
+func (s *Server) follow(ctx context.Context, changes <-chan struct{}) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.wake:
+		case <-changes:
 			s.sync()
 		}
 		select {
@@ -254,9 +259,9 @@ func MCPTool(rt hub.RoutedTool, logger *slog.Logger) *mcp.Tool {
 	t := &mcp.Tool{
 		Name:        rt.Name,
 		Title:       rt.Tool.Title,
-		Description: rt.Tool.Description,
+		Description: described(rt),
 		InputSchema: schema,
-		Meta:        mcp.Meta{"webmcp-cdp/source": rt.Source},
+		Meta:        mcp.Meta{SourceMetaKey: rt.Source},
 	}
 	a := rt.Tool.Annotations
 	if len(a) > 0 {
@@ -338,10 +343,11 @@ func (s *Server) listTools(in listToolsArgs) listToolsOut {
 	out := listToolsOut{Tools: []listedTool{}}
 	filter := strings.ToLower(in.Filter)
 	for _, rt := range s.hub.Tools() {
-		if filter != "" && !strings.Contains(strings.ToLower(rt.Name+" "+rt.Tool.Description), filter) {
+		desc := described(rt)
+		if filter != "" && !strings.Contains(strings.ToLower(rt.Name+" "+desc), filter) {
 			continue
 		}
-		lt := listedTool{Name: rt.Name, Description: compactDescription(rt.Tool.Description)}
+		lt := listedTool{Name: rt.Name, Description: compactDescription(desc)}
 		if in.Schemas {
 			if err := json.Unmarshal(safeSchema(rt.Name, rt.Tool.InputSchema, s.logger), &lt.InputSchema); err != nil {
 				s.logger.Warn("cannot list a page tool's inputSchema", "name", rt.Name, "err", err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 const (
@@ -45,11 +46,11 @@ type fakeBrowser struct {
 	calls []invocation
 }
 
-func (b *fakeBrowser) Invoke(_ context.Context, docKey, tool string, input json.RawMessage) (hub.Result, error) {
+func (b *fakeBrowser) Invoke(_ context.Context, docKey, tool string, input json.RawMessage) (core.Result, error) {
 	b.mu.Lock()
 	b.calls = append(b.calls, invocation{docKey, tool, append(json.RawMessage(nil), input...)})
 	b.mu.Unlock()
-	return hub.Result{Kind: "json", Value: fmt.Sprintf(`{"doc":%q,"tool":%q,"input":%s}`, docKey, tool, input)}, nil
+	return core.Result{Kind: "json", Value: fmt.Sprintf(`{"doc":%q,"tool":%q,"input":%s}`, docKey, tool, input)}, nil
 }
 
 func (b *fakeBrowser) snapshot() []invocation {
@@ -80,8 +81,8 @@ func (f *fakeTabs) Open(_ context.Context, url string) (string, error) {
 	}
 	// The new tab's page registers a tool, as a browser would report it.
 	f.hub.TabOpened("NEW", url, "New")
-	f.hub.Update(hub.Doc{Key: "new-doc", Tab: "NEW", Frame: "F", Origin: origin, URL: url, Backend: "polyfill"},
-		[]hub.Tool{{Name: "fresh", Description: "a fresh tool"}})
+	f.hub.Update(core.Source{Key: "new-doc", Tab: "NEW", Frame: "F", Origin: origin, URL: url, Backend: "polyfill"},
+		[]core.Tool{{Name: "fresh", Description: "a fresh tool"}}, nil)
 	return "NEW", nil
 }
 
@@ -245,8 +246,8 @@ func decode(t *testing.T, v any, out any) {
 	}
 }
 
-func mkDoc(key, tab string) hub.Doc {
-	return hub.Doc{Key: key, Tab: tab, Frame: "frame-" + key, Origin: origin, URL: origin + "/" + key, Backend: "native"}
+func mkDoc(key, tab string) core.Source {
+	return core.Source{Key: key, Tab: tab, Frame: "frame-" + key, Origin: origin, URL: origin + "/" + key, Backend: "native"}
 }
 
 // ---- tools/list ---------------------------------------------------------
@@ -257,14 +258,14 @@ func TestToolsListFollowsTheCatalog(t *testing.T) {
 		t.Fatalf("before any page, page tools %q are listed", got)
 	}
 
-	e.hub.Update(mkDoc("notes", "A"), []hub.Tool{
+	e.hub.Update(mkDoc("notes", "A"), []core.Tool{
 		{
 			Name: "add_note", Title: "Add a note", Description: "Adds a note.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
 			Annotations: map[string]any{"readOnlyHint": true, "untrustedContentHint": true},
 		},
 		{Name: "reset", Description: "Clears the notes."}, // no schema, no annotations
-	})
+	}, nil)
 	tools := e.waitListed(t)
 
 	add, reset := tools[site+"_add_note"], tools[site+"_reset"]
@@ -312,8 +313,8 @@ func TestToolsListFollowsTheCatalog(t *testing.T) {
 
 func TestDropDocRemovesTools(t *testing.T) {
 	e := start(t, nil)
-	e.hub.Update(mkDoc("a", "A"), []hub.Tool{{Name: "one", Description: "1"}, {Name: "two", Description: "2"}})
-	e.hub.Update(mkDoc("b", "B"), []hub.Tool{{Name: "three", Description: "3"}})
+	e.hub.Update(mkDoc("a", "A"), []core.Tool{{Name: "one", Description: "1"}, {Name: "two", Description: "2"}}, nil)
+	e.hub.Update(mkDoc("b", "B"), []core.Tool{{Name: "three", Description: "3"}}, nil)
 	if got, want := pageNames(e.waitListed(t)), []string{site + "_one", site + "_three", site + "_two"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("listed %q, want %q", got, want)
 	}
@@ -341,17 +342,17 @@ func TestDropDocRemovesTools(t *testing.T) {
 
 func TestBurstOfUpdates(t *testing.T) {
 	e := start(t, nil)
-	e.hub.Update(mkDoc("a", "A"), []hub.Tool{{Name: "keep", Description: "k"}})
+	e.hub.Update(mkDoc("a", "A"), []core.Tool{{Name: "keep", Description: "k"}}, nil)
 	e.waitListed(t)
 	waitFor(t, "the first notification", func() (bool, string) { return e.changed.Load() > 0, "none" })
 	base := e.changed.Load()
 
 	const burst = 100
 	for i := range burst {
-		e.hub.Update(mkDoc("a", "A"), []hub.Tool{
+		e.hub.Update(mkDoc("a", "A"), []core.Tool{
 			{Name: "keep", Description: "k"},
 			{Name: fmt.Sprintf("v%d", i), Description: fmt.Sprintf("version %d", i)},
-		})
+		}, nil)
 	}
 	want := []string{site + "_keep", site + fmt.Sprintf("_v%d", burst-1)}
 	if got := catalogNames(e.hub); !reflect.DeepEqual(got, want) {
@@ -378,7 +379,7 @@ func TestBurstOfUpdates(t *testing.T) {
 
 func TestCallPageTool(t *testing.T) {
 	e := start(t, nil)
-	e.hub.Update(mkDoc("calc", "A"), []hub.Tool{{Name: "add", Description: "adds"}})
+	e.hub.Update(mkDoc("calc", "A"), []core.Tool{{Name: "add", Description: "adds"}}, nil)
 	e.waitListed(t)
 
 	tests := []struct {
@@ -430,7 +431,7 @@ func TestCallPageTool(t *testing.T) {
 func TestWebmcpCallReachesUnlistedTools(t *testing.T) {
 	e := start(t, nil)
 	// No waiting for tools/list: webmcp_call goes by the hub's catalog.
-	e.hub.Update(mkDoc("late", "A"), []hub.Tool{{Name: "late", Description: "late"}})
+	e.hub.Update(mkDoc("late", "A"), []core.Tool{{Name: "late", Description: "late"}}, nil)
 	r := e.call(t, "webmcp_call", map[string]any{"name": site + "_late", "arguments": map[string]any{"x": "y"}})
 	if r.IsError {
 		t.Fatalf("webmcp_call failed: %s", textOf(t, r))
@@ -448,8 +449,8 @@ func TestWebmcpCallReachesUnlistedTools(t *testing.T) {
 func TestListTabs(t *testing.T) {
 	e := start(t, nil)
 	e.hub.TabOpened("A", origin+"/a", "Notes")
-	e.hub.Update(mkDoc("a", "A"), []hub.Tool{{Name: "search", Description: "s"}})
-	e.hub.Update(mkDoc("b", "B"), []hub.Tool{{Name: "search", Description: "s"}})
+	e.hub.Update(mkDoc("a", "A"), []core.Tool{{Name: "search", Description: "s"}}, nil)
+	e.hub.Update(mkDoc("b", "B"), []core.Tool{{Name: "search", Description: "s"}}, nil)
 	e.hub.SetActive("B")
 
 	r := e.call(t, "webmcp_list_tabs", nil)

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
 )
 
 // Actions are the browser actions behind the forwarded methods. Tabs are the
@@ -96,7 +97,6 @@ type BrowserSide struct {
 	log  *slog.Logger
 
 	mu       sync.Mutex
-	changed  chan struct{}     // closed and replaced on every catalog change
 	selected map[string]string // connection → the tab it selected
 	selOrder []string          // connections, oldest selection first
 }
@@ -144,18 +144,9 @@ func NewBrowserSide(opts BrowserSideOptions) (*BrowserSide, error) {
 	b := &BrowserSide{
 		opts:     opts,
 		log:      opts.Logger,
-		changed:  make(chan struct{}),
 		selected: make(map[string]string),
 	}
-	opts.Hub.OnChange(b.bump)
 	return b, nil
-}
-
-func (b *BrowserSide) bump() {
-	b.mu.Lock()
-	close(b.changed)
-	b.changed = make(chan struct{})
-	b.mu.Unlock()
 }
 
 // Run keeps the browser connected to the relay until ctx ends, reconnecting
@@ -443,7 +434,7 @@ func (b *BrowserSide) toolsCall(ctx context.Context, _ string, params json.RawMe
 	if p.Name == "" {
 		return nil, errorf(CodeInvalidParams, "Invalid params: tools/call needs params.name")
 	}
-	return b.opts.Hub.Call(ctx, p.Name, p.Arguments), nil
+	return mcpserver.CallToolResult(b.opts.Hub.Call(ctx, p.Name, p.Arguments)), nil
 }
 
 // WaitParams are the params of webmcp/waitForChanges.
@@ -472,9 +463,7 @@ func (b *BrowserSide) waitForChanges(ctx context.Context, _ string, params json.
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
-		b.mu.Lock()
-		ch := b.changed
-		b.mu.Unlock()
+		ch := b.opts.Hub.Changed()
 		if v := b.opts.Hub.Version(); v != p.Since {
 			return WaitResult{Version: v}, nil
 		}
@@ -587,13 +576,14 @@ func (b *BrowserSide) open(ctx context.Context, conn, url string) (any, error) {
 	}
 	b.selectFor(conn, id)
 	for {
+		changed := b.opts.Hub.Changed()
 		if ti, ok := b.opts.Hub.TabOf(id); ok {
 			return b.tabResult(conn, ti), nil
 		}
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("the tab for %s opened but showed no page in time: %w", url, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
+		case <-changed:
 		}
 	}
 }

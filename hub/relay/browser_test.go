@@ -15,14 +15,15 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // pageBrowser is a fake hub.Browser: every tool answers with its name and
 // input.
 type pageBrowser struct{}
 
-func (pageBrowser) Invoke(_ context.Context, docKey, tool string, input json.RawMessage) (hub.Result, error) {
-	return hub.Result{Kind: "string", Value: fmt.Sprintf("%s ran %s with %s", docKey, tool, input)}, nil
+func (pageBrowser) Invoke(_ context.Context, docKey, tool string, input json.RawMessage) (core.Result, error) {
+	return core.Result{Kind: "string", Value: fmt.Sprintf("%s ran %s with %s", docKey, tool, input)}, nil
 }
 
 // fakeActions records the browser actions and reports opened and closed tabs
@@ -216,9 +217,9 @@ func call(c *Client, method, params string) (json.RawMessage, *Error) {
 func openTabs(s *browserSetup) {
 	s.hub.TabOpened("T1", "http://one.example/", "One")
 	s.hub.TabOpened("T2", "http://two.example/", "Two")
-	s.hub.Update(hub.Doc{Key: "d1", Tab: "T1", Frame: "F1", Origin: "http://one.example", URL: "http://one.example/", Backend: "polyfill"},
-		[]hub.Tool{{Name: "add_note", Description: "Add a note", InputSchema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}}}`),
-			Annotations: map[string]any{"readOnlyHint": false, "consequentialHint": true}}})
+	s.hub.Update(core.Source{Key: "d1", Tab: "T1", Frame: "F1", Origin: "http://one.example", URL: "http://one.example/", Backend: "polyfill"},
+		[]core.Tool{{Name: "add_note", Description: "Add a note", InputSchema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}}}`),
+			Annotations: map[string]any{"readOnlyHint": false, "consequentialHint": true}}}, nil)
 }
 
 // TestBrowserSideMethods covers each forwarded method, in order, through the

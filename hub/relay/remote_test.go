@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // agent is a go-sdk MCP client on a Remote, in memory.
@@ -128,8 +129,8 @@ func TestRemoteServesPageTools(t *testing.T) {
 	for len(a.changes) > 0 {
 		<-a.changes
 	}
-	s.hub.Update(hub.Doc{Key: "d2", Tab: "T2", Frame: "F2", Origin: "http://two.example", URL: "http://two.example/", Backend: "polyfill"},
-		[]hub.Tool{{Name: "search", Description: "Search"}})
+	s.hub.Update(core.Source{Key: "d2", Tab: "T2", Frame: "F2", Origin: "http://two.example", URL: "http://two.example/", Backend: "polyfill"},
+		[]core.Tool{{Name: "search", Description: "Search"}}, nil)
 	select {
 	case <-a.changes:
 	case <-time.After(10 * time.Second):

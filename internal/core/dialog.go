@@ -1,4 +1,4 @@
-package hub
+package core
 
 import "context"
 

@@ -1,0 +1,229 @@
+package cdp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	cdpt "github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/runtime"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
+	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
+)
+
+// This file holds the page bridge: its handover through console.debug,
+// its adoption, calls into it, and reading a document's tools.
+
+// onConsole takes the bridge from the first marked console.debug message of
+// a document. The page script runs before any script of the page, so the
+// first marked message is ours; the nonce keeps a page that ran earlier (in
+// attach mode) from handing over a fake.
+func (b *Browser) onConsole(t *targetState, params jsonv2.Value) {
+	var ev runtime.EventConsoleAPICalled
+	if jsonv2.Unmarshal(params, &ev) != nil || ev.Type != runtime.ConsoleAPICalledTypeDebug || len(ev.Args) != 2 {
+		return
+	}
+	var marker string
+	if ev.Args[0].Type != runtime.RemoteObjectTypeString || jsonv2.Unmarshal(ev.Args[0].Value, &marker) != nil || marker != polyfill.BridgeMarker+b.nonce {
+		return
+	}
+	b.mu.Lock()
+	d := t.contexts[ev.ExecutionContextID]
+	if d == nil || d.bridge != "" || ev.Args[1].ObjectID == "" {
+		b.mu.Unlock()
+		return
+	}
+	d.bridge = "pending"
+	b.mu.Unlock()
+	go b.adopt(d, ev.Args[1].ObjectID)
+}
+
+// adopt moves the bridge handle out of the console's object group (which
+// console.clear() releases) into our own, reads the document's info, and
+// reads its tools.
+func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
+	ctx := b.life
+	res, err := cdpt.Call(ctx, d.t.sess, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: "function(){return this}",
+		ObjectID:            handle,
+		ObjectGroup:         "webmcp-cdp",
+	})
+	if err != nil || res.Result == nil || res.Result.ObjectID == "" {
+		b.logger.Debug("adopting a page bridge failed", "err", err)
+		return
+	}
+	var info struct {
+		Native bool   `json:"native"`
+		URL    string `json:"url"`
+	}
+	if err := b.callBridge(ctx, d.t.sess, res.Result.ObjectID, "function(){return this.info()}", nil, &info); err != nil {
+		b.logger.Debug("reading a page's info failed", "err", err)
+		return
+	}
+	b.mu.Lock()
+	d.bridge = res.Result.ObjectID
+	d.native = info.Native
+	d.url = info.URL
+	alive := d.alive
+	b.mu.Unlock()
+	if !alive {
+		return
+	}
+	if b.opts.Backend == polyfill.BackendNative && !info.Native {
+		select {
+		case b.fatal <- fmt.Errorf("--backend native: %s has no native document.modelContext; start Chromium 156 or later with --enable-features=WebMCP, or use --backend auto", info.URL):
+		default:
+		}
+		return
+	}
+	b.logger.Debug("page bridge adopted", "target", d.t.targetID, "url", info.URL, "native", info.Native)
+	if !info.Native {
+		b.refresh(d)
+	}
+}
+
+// callBridge calls fn on a bridge object and decodes the JSON string it
+// returns into out.
+func (b *Browser) callBridge(ctx context.Context, s *Session, obj runtime.RemoteObjectID, fn string, args []any, out any) error {
+	callArgs := make([]*runtime.CallArgument, 0, len(args))
+	for _, a := range args {
+		v, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		callArgs = append(callArgs, &runtime.CallArgument{Value: v})
+	}
+	res, err := cdpt.Call(ctx, s, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: fn,
+		ObjectID:            obj,
+		Arguments:           callArgs,
+		AwaitPromise:        ptr(true),
+		ReturnByValue:       ptr(true),
+		Silent:              ptr(true),
+	})
+	if err != nil {
+		return err
+	}
+	if res.ExceptionDetails != nil {
+		return fmt.Errorf("the page script failed: %s", exceptionText(res.ExceptionDetails))
+	}
+	var s2 string
+	if res.Result == nil || jsonv2.Unmarshal(res.Result.Value, &s2) != nil {
+		return errors.New("the page script returned no JSON string")
+	}
+	if err := json.Unmarshal([]byte(s2), out); err != nil {
+		return fmt.Errorf("the page script returned bad JSON: %w", err)
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func exceptionText(e *runtime.ExceptionDetails) string {
+	if e.Exception != nil && e.Exception.Description != "" {
+		return e.Exception.Description
+	}
+	return e.Text
+}
+
+type pageTool struct {
+	Name        string         `json:"name"`
+	Title       string         `json:"title"`
+	Description string         `json:"description"`
+	InputSchema *string        `json:"inputSchema"`
+	Annotations map[string]any `json:"annotations"`
+	Refused     string         `json:"refused"`
+}
+
+// refresh reads the tools of a document and hands them to the sink. Calls
+// made while a read runs fold into one more read.
+func (b *Browser) refresh(d *docState) {
+	b.mu.Lock()
+	if d.native {
+		b.mu.Unlock()
+		return
+	}
+	if d.busy || d.bridge == "" || d.bridge == "pending" {
+		// A read runs, or the bridge is being adopted (whose first read
+		// follows): read once more after it, so no change is lost.
+		d.dirty = true
+		b.mu.Unlock()
+		return
+	}
+	d.busy = true
+	bridge := d.bridge
+	b.mu.Unlock()
+	for {
+		var list struct {
+			URL      string     `json:"url"`
+			Tools    []pageTool `json:"tools"`
+			Overflow int        `json:"overflow"`
+		}
+		l := b.opts.Limits
+		err := b.callBridge(b.life, d.t.sess, bridge, "function(a,b,c){return this.list(a,b,c)}",
+			[]any{l.MaxTools, l.MaxDescription, l.MaxSchema}, &list)
+		b.mu.Lock()
+		if !d.alive {
+			d.busy = false
+			b.mu.Unlock()
+			return
+		}
+		if err != nil {
+			b.logger.Debug("reading a page's tools failed", "url", d.url, "err", err)
+		} else {
+			d.url = list.URL
+			src := b.sourceOf(d)
+			tools, refused := pageTools(src, list.Tools, list.Overflow, l.MaxTools)
+			b.logger.Debug("read a page's tools", "target", d.t.targetID, "url", d.url, "tools", len(tools))
+			b.sink.Update(src, tools, refused)
+		}
+		again := d.dirty
+		d.dirty = false
+		d.busy = again
+		b.mu.Unlock()
+		if !again {
+			return
+		}
+	}
+}
+
+func (b *Browser) sourceOf(d *docState) core.Source {
+	return core.Source{Key: d.key, Tab: d.t.tab, Frame: string(d.frameID), Origin: d.origin, URL: d.url, Backend: core.BackendPolyfill}
+}
+
+// pageTools turns the tools the page script listed into the sink's tools.
+// The page script has already bounded each one's size (a tool over a bound
+// comes with the reason it was left out) and their count (overflow is how
+// many more the document has); admission proper is the sink's.
+func pageTools(src core.Source, listed []pageTool, overflow, maxTools int) ([]core.Tool, []core.Refusal) {
+	tools := make([]core.Tool, 0, len(listed))
+	var refused []core.Refusal
+	now := time.Now()
+	for _, pt := range listed {
+		if pt.Refused != "" {
+			refused = append(refused, core.Refusal{Reason: core.ReasonSize, Tool: pt.Name, Detail: pt.Refused,
+				Origin: src.Origin, URL: src.URL, Tab: src.Tab, At: now})
+			continue
+		}
+		t := core.Tool{Name: pt.Name, Title: pt.Title, Description: pt.Description, Annotations: pt.Annotations}
+		if pt.InputSchema != nil {
+			t.InputSchema = json.RawMessage(*pt.InputSchema)
+		}
+		tools = append(tools, t)
+	}
+	if overflow > 0 {
+		refused = append(refused, core.Refusal{Reason: core.ReasonTooMany, Tool: "*",
+			Detail: fmt.Sprintf("%d tools over the limit of %d per document", overflow, maxTools),
+			Origin: src.Origin, URL: src.URL, Tab: src.Tab, At: now})
+	}
+	return tools, refused
+}

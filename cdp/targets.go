@@ -1,0 +1,295 @@
+package cdp
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/chromedp/cdproto"
+	cdpt "github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/cdproto/webmcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
+)
+
+// This file follows targets: auto-attach, the pipelined setup of each new
+// session, and the events that create and destroy documents.
+
+func (b *Browser) onBrowserEvent(msg *cdproto.Message) {
+	switch msg.Method {
+	case cdproto.EventTargetAttachedToTarget:
+		b.onAttached(msg.Params, nil)
+	case cdproto.EventTargetDetachedFromTarget:
+		b.onDetached(msg.Params)
+	case cdproto.EventTargetTargetInfoChanged:
+		var ev target.EventTargetInfoChanged
+		if jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.TargetInfo == nil || ev.TargetInfo.Type != "page" {
+			return
+		}
+		b.mu.Lock()
+		for _, t := range b.targets {
+			if t.kind == "page" && t.targetID == string(ev.TargetInfo.TargetID) {
+				b.reportTabLocked(t, ev.TargetInfo.URL, ev.TargetInfo.Title)
+			}
+		}
+		b.mu.Unlock()
+	}
+}
+
+// onAttached registers a new session (on the reader goroutine, before any of
+// its messages is read) and runs its setup.
+func (b *Browser) onAttached(params jsonv2.Value, parent *targetState) {
+	var ev target.EventAttachedToTarget
+	if err := jsonv2.Unmarshal(params, &ev); err != nil || ev.TargetInfo == nil {
+		return
+	}
+	kind := ev.TargetInfo.Type
+	if kind != "page" && kind != "iframe" {
+		return
+	}
+	sess := b.conn.Attach(ev.SessionID)
+	t := &targetState{
+		sess:     sess,
+		targetID: string(ev.TargetInfo.TargetID),
+		tab:      string(ev.TargetInfo.TargetID),
+		kind:     kind,
+		contexts: make(map[runtime.ExecutionContextID]*docState),
+		frames:   make(map[cdpt.FrameID]frameInfo),
+		natives:  make(map[cdpt.FrameID]*nativeDoc),
+		ready:    make(chan struct{}),
+		url:      ev.TargetInfo.URL,
+	}
+	if parent != nil {
+		t.tab = parent.tab
+	}
+	sess.SetHandler(func(m *cdproto.Message) { b.onTargetEvent(t, m) })
+	b.mu.Lock()
+	b.targets[ev.SessionID] = t
+	if kind == "page" {
+		b.reportTabLocked(t, ev.TargetInfo.URL, ev.TargetInfo.Title)
+	}
+	close(b.attached)
+	b.attached = make(chan struct{})
+	b.mu.Unlock()
+	b.logger.Debug("attached", "type", kind, "target", t.targetID, "url", ev.TargetInfo.URL, "paused", ev.WaitingForDebugger)
+	existing := !ev.WaitingForDebugger && ev.TargetInfo.URL != "" && ev.TargetInfo.URL != "about:blank"
+	go b.setup(t, existing)
+}
+
+// reportTabLocked tells the sink about a tab once it shows a page: empty
+// tabs (the one a launched browser starts with, a popup before its first
+// navigation) get no tab number.
+func (b *Browser) reportTabLocked(t *targetState, url, title string) {
+	if url == "" || url == "about:blank" {
+		return
+	}
+	b.sink.TabOpened(t.tab, url, title)
+}
+
+// setup sends the per-target commands pipelined, in the order that keeps
+// every early registration (NOTES-cdp.md): Runtime.enable before the
+// binding, Page.enable before the script, the script with runImmediately,
+// auto-attach for out-of-process frames, WebMCP, and only then resume.
+func (b *Browser) setup(t *targetState, existing bool) {
+	defer close(t.ready)
+	type step struct {
+		method string
+		params any
+	}
+	steps := []step{
+		{runtime.CommandEnable, nil},
+		{runtime.CommandAddBinding, &runtime.AddBindingParams{Name: b.binding}},
+		{page.CommandEnable, nil},
+		{page.CommandAddScriptToEvaluateOnNewDocument, &page.AddScriptToEvaluateOnNewDocumentParams{Source: b.script, RunImmediately: ptr(true)}},
+	}
+	frames := &target.SetAutoAttachParams{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: ptr(true)}
+	frames.Filter = append(frames.Filter, struct {
+		Exclude bool   `json:"exclude"`
+		Type    string `json:"type,omitempty,omitzero"`
+	}{Type: "iframe"})
+	steps = append(steps, step{target.CommandSetAutoAttach, frames})
+	if b.opts.Backend != polyfill.BackendPolyfill {
+		steps = append(steps, step{webmcp.CommandEnable, nil})
+	}
+	steps = append(steps, step{runtime.CommandRunIfWaitingForDebugger, nil})
+	pending := make([]*Pending, 0, len(steps))
+	for _, s := range steps {
+		p, err := t.sess.Send(s.method, s.params)
+		if err != nil {
+			b.logger.Debug("setting up a target failed", "target", t.targetID, "method", s.method, "err", err)
+			return
+		}
+		pending = append(pending, p)
+	}
+	for i, p := range pending {
+		if err := p.Wait(b.life, nil); err != nil {
+			level := slog.LevelWarn
+			if steps[i].method == webmcp.CommandEnable || errors.Is(err, ErrTargetGone) {
+				level = slog.LevelDebug
+			}
+			b.logger.Log(b.life, level, "a setup step failed", "target", t.targetID, "err", err)
+		}
+	}
+	if existing && t.kind == "page" {
+		if b.opts.ReloadExisting {
+			b.logger.Info("reloading a tab that loaded before we attached", "target", t.targetID)
+			t.sess.Send(page.CommandReload, &page.ReloadParams{})
+		} else {
+			b.logger.Warn("this tab loaded before we attached: tools it registered before now are unseen until it reloads (use --reload-existing)", "target", t.targetID)
+		}
+	}
+}
+
+func (b *Browser) onDetached(params jsonv2.Value) {
+	var ev target.EventDetachedFromTarget
+	if jsonv2.Unmarshal(params, &ev) != nil {
+		return
+	}
+	b.mu.Lock()
+	t, ok := b.targets[ev.SessionID]
+	if ok {
+		delete(b.targets, ev.SessionID)
+		for _, d := range t.contexts {
+			b.dropDocLocked(d)
+		}
+		for _, nd := range t.natives {
+			b.sink.DropDoc(nd.key)
+		}
+		if t.kind == "page" {
+			b.sink.TabClosed(t.tab)
+		}
+	}
+	b.mu.Unlock()
+	b.conn.detach(ev.SessionID)
+	if ok {
+		b.logger.Debug("detached", "type", t.kind, "target", t.targetID)
+	}
+}
+
+func (b *Browser) dropDocLocked(d *docState) {
+	d.alive = false
+	delete(d.t.contexts, d.ctxID)
+	delete(b.docs, d.key)
+	b.sink.DropDoc(d.key)
+}
+
+type auxData struct {
+	IsDefault bool   `json:"isDefault"`
+	FrameID   string `json:"frameId"`
+}
+
+func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
+	switch msg.Method {
+	case cdproto.EventRuntimeExecutionContextCreated:
+		var ev runtime.EventExecutionContextCreated
+		if jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.Context == nil {
+			return
+		}
+		var aux auxData
+		jsonv2.Unmarshal(ev.Context.AuxData, &aux)
+		if !aux.IsDefault {
+			return
+		}
+		d := &docState{
+			key:      string(t.sess.ID()) + "/" + ev.Context.UniqueID,
+			t:        t,
+			ctxID:    ev.Context.ID,
+			uniqueID: ev.Context.UniqueID,
+			frameID:  cdpt.FrameID(aux.FrameID),
+			origin:   ev.Context.Origin,
+			alive:    true,
+		}
+		b.mu.Lock()
+		t.contexts[d.ctxID] = d
+		b.docs[d.key] = d
+		b.mu.Unlock()
+	case cdproto.EventRuntimeExecutionContextDestroyed:
+		var ev runtime.EventExecutionContextDestroyed
+		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
+			return
+		}
+		b.mu.Lock()
+		for _, d := range t.contexts {
+			if d.uniqueID == ev.ExecutionContextUniqueID {
+				b.dropDocLocked(d)
+			}
+		}
+		b.mu.Unlock()
+	case cdproto.EventRuntimeExecutionContextsCleared:
+		b.mu.Lock()
+		for _, d := range t.contexts {
+			b.dropDocLocked(d)
+		}
+		b.mu.Unlock()
+	case cdproto.EventRuntimeConsoleAPICalled:
+		b.onConsole(t, msg.Params)
+	case cdproto.EventRuntimeBindingCalled:
+		var ev runtime.EventBindingCalled
+		if jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.Name != b.binding {
+			return
+		}
+		b.mu.Lock()
+		d := t.contexts[ev.ExecutionContextID]
+		b.mu.Unlock()
+		if d != nil {
+			go b.refresh(d)
+		}
+	case cdproto.EventPageFrameNavigated:
+		var ev page.EventFrameNavigated
+		if jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.Frame == nil {
+			return
+		}
+		b.mu.Lock()
+		t.frames[ev.Frame.ID] = frameInfo{url: ev.Frame.URL, origin: ev.Frame.SecurityOrigin}
+		// Native WebMCP sends no toolsRemoved on navigation.
+		if nd := t.natives[ev.Frame.ID]; nd != nil {
+			delete(t.natives, ev.Frame.ID)
+			b.sink.DropDoc(nd.key)
+		}
+		b.mu.Unlock()
+	case cdproto.EventPageFrameDetached:
+		var ev page.EventFrameDetached
+		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
+			return
+		}
+		b.mu.Lock()
+		delete(t.frames, ev.FrameID)
+		if nd := t.natives[ev.FrameID]; nd != nil {
+			delete(t.natives, ev.FrameID)
+			b.sink.DropDoc(nd.key)
+		}
+		b.mu.Unlock()
+	case cdproto.EventPageDomContentEventFired, cdproto.EventPageLoadEventFired:
+		// A safety net for a lost "changed" ping: in a new document the
+		// binding can arrive after the page script ran (seen in about one
+		// new tab in fifty), so read the tools again when the page has
+		// parsed and when it has loaded.
+		b.mu.Lock()
+		var docs []*docState
+		for _, d := range t.contexts {
+			if !d.native {
+				docs = append(docs, d)
+			}
+		}
+		b.mu.Unlock()
+		for _, d := range docs {
+			go b.refresh(d)
+		}
+	case cdproto.EventPageJavascriptDialogOpening:
+		b.onDialog(t, msg.Params)
+	case cdproto.EventTargetAttachedToTarget:
+		b.onAttached(msg.Params, t)
+	case cdproto.EventTargetDetachedFromTarget:
+		b.onDetached(msg.Params)
+	case cdproto.EventWebMCPToolsAdded, cdproto.EventWebMCPToolsRemoved:
+		b.onNativeTools(t, msg)
+	case cdproto.EventWebMCPToolResponded:
+		var ev webmcp.EventToolResponded
+		if jsonv2.Unmarshal(msg.Params, &ev) == nil {
+			b.native.responded(&ev)
+		}
+	}
+}

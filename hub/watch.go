@@ -1,0 +1,75 @@
+package hub
+
+// Subscribers get the hub's events on channels of their own: the hub never
+// calls out to them, never blocks on them, and never holds its lock while
+// they run. A subscription ends with the func that Watch or WatchCalls
+// returns.
+
+// watcher is one subscriber to catalog changes.
+type watcher struct {
+	ch chan struct{} // capacity 1: a pending change
+}
+
+// Watch returns a channel that receives after each change of the catalog,
+// and a func that ends the subscription (the channel is then never sent to
+// again; it is not closed). Changes that come while the subscriber is busy
+// fold into one pending signal, so a slow subscriber never holds the hub up
+// and, when it reads, reads the latest catalog.
+func (h *Hub) Watch() (<-chan struct{}, func()) {
+	w := &watcher{ch: make(chan struct{}, 1)}
+	h.mu.Lock()
+	h.watchers[w] = struct{}{}
+	h.mu.Unlock()
+	return w.ch, func() {
+		h.mu.Lock()
+		delete(h.watchers, w)
+		h.mu.Unlock()
+	}
+}
+
+// notifyLocked signals every watcher without blocking.
+func (h *Hub) notifyLocked() {
+	for w := range h.watchers {
+		select {
+		case w.ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// callWatcher is one subscriber to call records.
+type callWatcher struct {
+	ch chan CallRecord
+}
+
+// WatchCalls returns a channel that receives a record of every finished
+// tool call, and a func that ends the subscription. The channel buffers n
+// records (at least 1); a record that finds it full is dropped, so a slow
+// subscriber loses records rather than slowing calls down.
+func (h *Hub) WatchCalls(n int) (<-chan CallRecord, func()) {
+	w := &callWatcher{ch: make(chan CallRecord, max(n, 1))}
+	h.mu.Lock()
+	h.callWatchers[w] = struct{}{}
+	h.mu.Unlock()
+	return w.ch, func() {
+		h.mu.Lock()
+		delete(h.callWatchers, w)
+		h.mu.Unlock()
+	}
+}
+
+// Changed returns a channel that is closed at the next change of the
+// catalog or of the open tabs (one opened, or its URL or title changed).
+// Wait on it, read what you need, and call Changed again: a change made
+// between the read and the next call is not missed, since the read sees it.
+func (h *Hub) Changed() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.changed
+}
+
+// wakeLocked closes the changed channel and makes a new one.
+func (h *Hub) wakeLocked() {
+	close(h.changed)
+	h.changed = make(chan struct{})
+}

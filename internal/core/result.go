@@ -1,0 +1,79 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// ResultKind says how to read Result.Value.
+type ResultKind string
+
+// The result kinds.
+const (
+	// KindString: the tool returned a string, Value.
+	KindString ResultKind = "string"
+	// KindJSON: the tool returned another value, whose JSON text is Value.
+	KindJSON ResultKind = "json"
+	// KindUndefined: the tool returned nothing.
+	KindUndefined ResultKind = "undefined"
+)
+
+// Result is what a page's tool returned, as the browser read it.
+type Result struct {
+	// Kind says how to read Value.
+	Kind ResultKind
+	// Value is the returned value, see Kind.
+	Value string
+	// Truncated is the length of the value before the browser cut it, or 0.
+	Truncated int
+	// Err is the page's error message when the tool threw or was cancelled.
+	Err string
+}
+
+// Block is one content block of an Outcome, in MCP's content shapes.
+type Block struct {
+	// Type is MCP's content type: "text", "image", "audio", "resource_link"
+	// or "resource".
+	Type string
+	// Text is the text of a "text" block.
+	Text string
+	// Raw is the whole block as JSON, for blocks other than text, as the
+	// page gave it.
+	Raw json.RawMessage
+}
+
+// Outcome is the result of a tool call as the hub hands it to a client:
+// content blocks, optional structured content, and whether it is an error.
+type Outcome struct {
+	// Content is the content blocks, in order.
+	Content []Block
+	// Structured is the structured content, a JSON object, or nil.
+	Structured json.RawMessage
+	// IsError reports a failed call; Content says why, worded for a model.
+	IsError bool
+	// Meta is the result's _meta, or nil.
+	Meta map[string]any
+}
+
+// Text returns an Outcome of one text block.
+func Text(s string) Outcome {
+	return Outcome{Content: []Block{{Type: "text", Text: s}}}
+}
+
+// Errorf returns an error Outcome whose one text block is the formatted
+// message.
+func Errorf(format string, args ...any) Outcome {
+	o := Text(fmt.Sprintf(format, args...))
+	o.IsError = true
+	return o
+}
+
+// FirstText returns the text of the first text block, or "".
+func (o Outcome) FirstText() string {
+	for _, b := range o.Content {
+		if b.Type == "text" {
+			return b.Text
+		}
+	}
+	return ""
+}

@@ -1,0 +1,78 @@
+package core
+
+import "encoding/json"
+
+// Tool is a tool as a page declared it, before the hub admits it.
+type Tool struct {
+	// Name is the page's own name for the tool.
+	Name string
+	// Title is the optional human-readable title.
+	Title string
+	// Description is the page's description.
+	Description string
+	// InputSchema is the JSON Schema of the input, or nil when the page gave
+	// none.
+	InputSchema json.RawMessage
+	// Annotations holds the page's hints (readOnlyHint, consequentialHint,
+	// untrustedContentHint, cache, ...).
+	Annotations map[string]any
+}
+
+// Backend names the WebMCP implementation that holds a document's tools.
+type Backend string
+
+// The backends.
+const (
+	// BackendPolyfill is webmcp-cdp's page script.
+	BackendPolyfill Backend = "polyfill"
+	// BackendNative is the browser's own document.modelContext, reached
+	// through the CDP WebMCP domain.
+	BackendNative Backend = "native"
+)
+
+// Source is one document that offers tools: the current page of one frame,
+// as the browser knows it.
+type Source struct {
+	// Key identifies the document for the browser; the hub passes it back to
+	// the browser's Invoke.
+	Key string
+	// Tab identifies the tab (top-level target) the document is in.
+	Tab string
+	// Frame is the document's frame id.
+	Frame string
+	// Origin and URL are the document's, as the browser reports them.
+	Origin, URL string
+	// Backend is the WebMCP implementation of the document.
+	Backend Backend
+}
+
+// Provenance says where a routed tool leads: what MCP clients find in the
+// tool's _meta["webmcp-cdp/source"]. The hub fills it; the MCP edge renders
+// it, into _meta and into the short tag in front of the description. It is
+// never parsed back out of text.
+type Provenance struct {
+	// Tool is the page's own name for the tool.
+	Tool string `json:"tool"`
+	// Origin and URL are the document's that a call goes to (for a cached
+	// tool, the page it was last seen on).
+	Origin string `json:"origin"`
+	URL    string `json:"url"`
+	// Tab is the number of the tab a call goes to (0 for a cached tool).
+	Tab int `json:"tab,omitempty"`
+	// Frame is the frame id of that document.
+	Frame string `json:"frame,omitempty"`
+	// Backend is that document's.
+	Backend Backend `json:"backend"`
+	// Tabs lists the tabs that have the tool, when more than one document
+	// has it.
+	Tabs []int `json:"tabs,omitempty"`
+	// Cached is set for a tool no open page has now, listed from the cache.
+	Cached bool `json:"cached,omitempty"`
+
+	// Site is the routed-name form of the origin (localhost_8080).
+	Site string `json:"-"`
+	// Holders is how many documents have the tool under this name.
+	Holders int `json:"-"`
+	// Active says the call goes to the active tab.
+	Active bool `json:"-"`
+}
