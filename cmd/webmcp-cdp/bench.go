@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/webmcp-cdp/webmcp-cdp/e2e/bench"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/bench"
 )
 
 func newBench() *cobra.Command {
