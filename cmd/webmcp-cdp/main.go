@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -31,10 +32,23 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
+// cpuProfileEnv names the environment variable that makes the process write
+// a CPU profile of its whole life to the file it names (`webmcp-cdp bench
+// --cpuprofile` sets it on the server it measures).
+const cpuProfileEnv = "WEBMCP_CDP_CPUPROFILE"
+
 func main() {
+	stopProfile, err := startCPUProfile(os.Getenv(cpuProfileEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "webmcp-cdp:", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRoot().ExecuteContext(ctx)
+	err = newRoot().ExecuteContext(ctx)
 	stop()
+	// Before os.Exit, which would skip a deferred stop and leave the
+	// profile truncated.
+	stopProfile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "webmcp-cdp:", err)
 		var ee *exitError
@@ -43,6 +57,28 @@ func main() {
 		}
 		os.Exit(1)
 	}
+}
+
+// startCPUProfile starts CPU profiling into path, when path is not empty, and
+// returns the func that stops it and closes the file.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: creating the CPU profile: %w", cpuProfileEnv, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: starting the CPU profile: %w", cpuProfileEnv, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "webmcp-cdp: writing the CPU profile %s: %v\n", path, err)
+		}
+	}, nil
 }
 
 func newRoot() *cobra.Command {
