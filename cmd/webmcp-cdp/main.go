@@ -18,6 +18,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/bench"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -32,13 +34,9 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-// cpuProfileEnv names the environment variable that makes the process write
-// a CPU profile of its whole life to the file it names (`webmcp-cdp bench
-// --cpuprofile` sets it on the server it measures).
-const cpuProfileEnv = "WEBMCP_CDP_CPUPROFILE"
-
 func main() {
-	stopProfile, err := startCPUProfile(os.Getenv(cpuProfileEnv))
+	// `webmcp-cdp bench --cpuprofile` sets this on the server it measures.
+	stopProfile, err := startCPUProfile(os.Getenv(bench.CPUProfileEnv))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "webmcp-cdp:", err)
 		os.Exit(1)
@@ -67,11 +65,11 @@ func startCPUProfile(path string) (func(), error) {
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: creating the CPU profile: %w", cpuProfileEnv, err)
+		return nil, fmt.Errorf("%s: creating the CPU profile: %w", bench.CPUProfileEnv, err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: starting the CPU profile: %w", cpuProfileEnv, err)
+		return nil, fmt.Errorf("%s: starting the CPU profile: %w", bench.CPUProfileEnv, err)
 	}
 	return func() {
 		pprof.StopCPUProfile()
