@@ -94,7 +94,7 @@
   const hasOwn = (o, k) => call(Object.prototype.hasOwnProperty, o, k);
   const fnToString = Function.prototype.toString;
 
-  const tryCall = (f, ...args) => { try { return f(...args); } catch (_) { return undefined; } };
+  const tryCall = (f, ...args) => { try { return f(...args); } catch { return undefined; } };
   const then = (p, ok, err) => call(promiseThen, p, ok, err);
   const test = (re, s) => call(RegExpTest, re, s);
 
@@ -105,7 +105,7 @@
   function takeBinding() {
     if (typeof G[BINDING] === 'function') {
       ping = G[BINDING];
-      try { delete G[BINDING]; } catch (_) { /* non-configurable: leave it */ }
+      try { delete G[BINDING]; } catch { /* non-configurable: leave it */ }
     }
   }
   takeBinding();
@@ -157,7 +157,7 @@
     if (v === undefined) return undefined;
     try {
       call(signalAborted, v);
-    } catch (_) {
+    } catch {
       throw new TypeError(`${what}: signal is not an AbortSignal`);
     }
     return v;
@@ -186,7 +186,7 @@
   // (Secure Contexts §3.1), or null when url does not parse or is not.
   function trustworthyOrigin(url) {
     let u;
-    try { u = new URLCtor(url); } catch (_) { return null; }
+    try { u = new URLCtor(url); } catch { return null; }
     const origin = u.origin;
     if (origin === 'null') return null;
     if (u.protocol === 'https:' || u.protocol === 'wss:') return origin;
@@ -203,7 +203,7 @@
         return n + StringCtor(err.message);
       }
       return StringCtor(err);
-    } catch (_) {
+    } catch {
       return 'the tool threw a value that cannot be shown';
     }
   }
@@ -234,7 +234,7 @@
   const onNewDocument = [];
   function syncDoc() {
     let d;
-    try { d = G.document; } catch (_) { return; }
+    try { d = G.document; } catch { return; }
     if (!d || d === doc || hasOwn(d, GUARD)) return;
     const old = doc;
     doc = d;
@@ -264,7 +264,7 @@
     pingQueued = true;
     queueMicro(() => {
       pingQueued = false;
-      try { ping('changed'); } catch (_) { /* context going away */ }
+      try { ping('changed'); } catch { /* context going away */ }
     });
   }
 
@@ -287,15 +287,15 @@
       if (out.length >= MAX_WINDOWS) return;
       out.push(w);
       let n = 0;
-      try { n = w.length; } catch (_) { return; }
+      try { n = w.length; } catch { return; }
       for (let i = 0; i < n && out.length < MAX_WINDOWS; i++) {
         let child = null;
-        try { child = w[i]; } catch (_) { /* gone */ }
+        try { child = w[i]; } catch { /* gone */ }
         if (child) walk(child);
       }
     };
     let top = G;
-    try { top = G.top || G; } catch (_) { /* keep G */ }
+    try { top = G.top || G; } catch { /* keep G */ }
     walk(top);
     return out;
   }
@@ -309,7 +309,7 @@
       const desc = d && getOwnPropertyDescriptor(d, GUARD);
       const p = desc && desc.value;
       return p && typeof p === 'object' && typeof p.list === 'function' ? p : null;
-    } catch (_) {
+    } catch {
       return null;
     }
   }
@@ -668,7 +668,7 @@
           const o = convertOptions(options, 'executeTool', ['signal']);
           if (!this.#active || !active()) throw domError('InvalidStateError', 'executeTool: the document is not active');
           let expected;
-          try { expected = new URLCtor(t.origin).origin; } catch (_) { expected = 'null'; }
+          try { expected = new URLCtor(t.origin).origin; } catch { expected = 'null'; }
           if (expected === 'null') throw domError('NotSupportedError', 'executeTool: tool.origin is not the origin of a document that can hold tools');
           const inputJSON = JSONstringify(input);
           if (inputJSON === undefined) throw new TypeError('executeTool: the input does not serialize to JSON');
@@ -778,7 +778,7 @@
     }
     function isWindow(w) {
       if (!isObject(w)) return false;
-      try { return w.window === w && w.self === w; } catch (_) { return false; }
+      try { return w.window === w && w.self === w; } catch { return false; }
     }
 
     // Call ids: unique across the documents of the tab that may call one
@@ -915,9 +915,9 @@
       inputValue: getter(I, 'value'), checked: getter(I, 'checked'), type: getter(I, 'type'),
       textareaValue: getter(T, 'value'), selectOptions: getter(S, 'options'), multiple: getter(S, 'multiple'),
       optionValue: getter(Op, 'value'), optionText: getter(Op, 'text'), selected: getter(Op, 'selected'),
-      disabled: (el) => { try { return call(matches, el, ':disabled'); } catch (_) { return true; } },
-      labels: (el) => { try { return el.labels; } catch (_) { return null; } },
-      validity: (el) => { try { return el.willValidate && !el.validity.valid; } catch (_) { return false; } },
+      disabled: (el) => { try { return call(matches, el, ':disabled'); } catch { return true; } },
+      labels: (el) => { try { return el.labels; } catch { return null; } },
+      validity: (el) => { try { return el.willValidate && !el.validity.valid; } catch { return false; } },
     };
 
     // form element -> its state {entry, name, description, schema,
@@ -1381,7 +1381,7 @@
                 onAbort(signal, () => { if (owned.get(name) === rec) owned.delete(name); });
               }
             }
-          } catch (_) {
+          } catch {
             args = [tool, options]; // let the native method report the error
             rec = null;
           }
@@ -1559,11 +1559,11 @@
     if (!isExtensible(x)) return;
     for (const m of ObjectKeys(mirror)) {
       let orig;
-      try { orig = x[m]; } catch (_) { continue; }
+      try { orig = x[m]; } catch { continue; }
       if (typeof orig !== 'function') continue;
       const wrapped = { [m](...args) {
         const r = ReflectApply(orig, this, args);
-        try { mirror[m](args, r); } catch (_) { /* their semantics won */ }
+        try { mirror[m](args, r); } catch { /* their semantics won */ }
         return r;
       } }[m];
       tryCall(() => defineProperty(x, m, { value: wrapped, writable: true, configurable: true, enumerable: false }));

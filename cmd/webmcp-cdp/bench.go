@@ -6,27 +6,30 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/webmcp-cdp/webmcp-cdp/e2e/bench"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/bench"
 )
 
 func newBench() *cobra.Command {
 	var calls int
 	var tabs []int
 	var markdown bool
+	var cpuprofile string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure webmcp-cdp on this machine and print one table (Chromium required)",
 		Long: "bench runs this binary as an MCP server over stdio and over HTTP against a bench page with ten\n" +
-			"tools, next to raw Runtime.callFunctionOn calls into the same page, and prints p50/p95/p99\n" +
-			"latencies, their ratio, navigation to list_changed, calls/s with 8 callers, and the RSS of the\n" +
-			"webmcp-cdp process with 1, 10 and 100 tabs.",
+			"tools. Each latency row makes tools/call and raw Runtime.callFunctionOn calls into the same page\n" +
+			"in one loop, alternating which goes first, and prints p50/p95/p99 of both and their ratios. It\n" +
+			"also prints calls/s of 8 concurrent callers over stdio next to 8 raw CDP callers (alternating\n" +
+			"rounds), navigation to the client having the new tools, and the RSS of the webmcp-cdp process\n" +
+			"with 1, 10 and 100 tabs.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			self, err := os.Executable()
 			if err != nil {
 				return fmt.Errorf("finding this binary: %w", err)
 			}
-			rep, err := bench.Run(cmd.Context(), bench.Options{Binary: self, Calls: calls, Tabs: tabs})
+			rep, err := bench.Run(cmd.Context(), bench.Options{Binary: self, Calls: calls, Tabs: tabs, CPUProfile: cpuprofile})
 			if err != nil {
 				return err
 			}
@@ -38,8 +41,9 @@ func newBench() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().IntVar(&calls, "calls", 200, "sequential calls per latency row")
+	cmd.Flags().IntVar(&calls, "calls", 200, "call pairs (tools/call and raw CDP) per latency row")
 	cmd.Flags().IntSliceVar(&tabs, "tabs", []int{1, 10, 100}, "tab counts of the memory rows")
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print a Markdown table (for the docs)")
+	cmd.Flags().StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the webmcp-cdp server measured over stdio to `FILE` (read it with go tool pprof)")
 	return cmd
 }

@@ -14,9 +14,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/bench"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -32,9 +35,18 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
+	// `webmcp-cdp bench --cpuprofile` sets this on the server it measures.
+	stopProfile, err := startCPUProfile(os.Getenv(bench.CPUProfileEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "webmcp-cdp:", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRoot().ExecuteContext(ctx)
+	err = newRoot().ExecuteContext(ctx)
 	stop()
+	// Before os.Exit, which would skip a deferred stop and leave the
+	// profile truncated.
+	stopProfile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "webmcp-cdp:", err)
 		var ee *exitError
@@ -43,6 +55,28 @@ func main() {
 		}
 		os.Exit(1)
 	}
+}
+
+// startCPUProfile starts CPU profiling into path, when path is not empty, and
+// returns the func that stops it and closes the file.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: creating the CPU profile: %w", bench.CPUProfileEnv, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: starting the CPU profile: %w", bench.CPUProfileEnv, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "webmcp-cdp: writing the CPU profile %s: %v\n", path, err)
+		}
+	}, nil
 }
 
 func newRoot() *cobra.Command {

@@ -1,0 +1,172 @@
+// Package bench measures webmcp-cdp end to end on this machine and prints
+// one table. Each latency row times tools/call through webmcp-cdp (over
+// stdio, then over streamable HTTP) in the same loop as raw CDP
+// Runtime.callFunctionOn calls into the same bench page, alternating which
+// goes first, so that noise on the machine falls on both and their ratio
+// means something. The table also has 8 concurrent callers over stdio next
+// to 8 raw CDP callers (alternating rounds), navigation to the client
+// having the page's new tools, and the memory of the webmcp-cdp process
+// with 1, 10 and 100 tabs.
+//
+// It drives real parts only: a webmcp-cdp binary as a subprocess, the go-sdk
+// client, Chromium, and the bench page served on 127.0.0.1. The cmd
+// package's `webmcp-cdp bench` is its front end.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/fixtures"
+)
+
+// CPUProfileEnv is the environment variable that makes a webmcp-cdp process
+// write a CPU profile of its whole life to the file it names.
+const CPUProfileEnv = "WEBMCP_CDP_CPUPROFILE"
+
+// Options configures Run.
+type Options struct {
+	// Binary is the webmcp-cdp executable to measure.
+	Binary string
+	// Calls is the number of call pairs per latency row (default 200).
+	Calls int
+	// Tabs lists the tab counts of the memory rows (default 1, 10, 100).
+	Tabs []int
+	// CPUProfile, when set, is the file that the webmcp-cdp process
+	// measured over stdio (the latency, concurrency and navigation rows)
+	// writes its CPU profile to, through CPUProfileEnv.
+	CPUProfile string
+	// Logger receives progress (default slog.Default()).
+	Logger *slog.Logger
+}
+
+const (
+	// warmup call pairs run before each latency row and are not counted.
+	warmup = 20
+	// workers is the number of concurrent callers of the throughput row.
+	workers = 8
+	// round and rounds shape the throughput row: each side gets rounds
+	// rounds of length round, alternating with the other side.
+	round  = 250 * time.Millisecond
+	rounds = 8
+	// navigations is the number of navigations of the navigation row.
+	navigations = 20
+)
+
+// Run measures and returns the report.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	if opts.Calls <= 0 {
+		opts.Calls = 200
+	}
+	if len(opts.Tabs) == 0 {
+		opts.Tabs = []int{1, 10, 100}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	var env []string
+	if opts.CPUProfile != "" {
+		abs, err := filepath.Abs(opts.CPUProfile)
+		if err != nil {
+			return nil, fmt.Errorf("--cpuprofile %s: %w", opts.CPUProfile, err)
+		}
+		env = append(env, CPUProfileEnv+"="+abs)
+	}
+	log := opts.Logger
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("serving the bench page: %w", err)
+	}
+	srv := &http.Server{Handler: fixtures.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	page := "http://" + ln.Addr().String() + "/bench/"
+	rep := &Report{Date: time.Now(), Machine: machine()}
+	add := func(what, value string) {
+		rep.Rows = append(rep.Rows, Row{what, value})
+		log.Info("bench", "what", what, "result", value)
+	}
+
+	// The floor: raw CDP calls into the same page, in a browser of its own
+	// that stays up for the whole run.
+	raw, closeRaw, product, err := RawCaller(ctx, page)
+	if err != nil {
+		return nil, err
+	}
+	defer closeRaw()
+	rep.Browser = product
+
+	stdio, err := startStdio(ctx, opts.Binary, page, env)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if stdio != nil {
+			stdio.close()
+		}
+	}()
+	echo, err := waitTool(ctx, stdio.cs, "echo_0", 10)
+	if err != nil {
+		return nil, err
+	}
+	if err := pairedRows(ctx, "stdio", opts.Calls, caller(stdio.cs, echo), raw, add); err != nil {
+		return nil, err
+	}
+
+	viaStdio, direct, err := Throughput(ctx, workers, round, rounds, caller(stdio.cs, echo), raw)
+	if err != nil {
+		return nil, fmt.Errorf("throughput: %w", err)
+	}
+	shape := fmt.Sprintf("alternating %v rounds, %v each", round, time.Duration(rounds)*round)
+	add(fmt.Sprintf("%d concurrent raw CDP callers into one tab (%s)", workers, shape), fmt.Sprintf("%.0f calls/s", direct))
+	add(fmt.Sprintf("%d concurrent tools/call callers over stdio into one tab (same rounds)", workers), fmt.Sprintf("%.0f calls/s", viaStdio))
+	add("ratio stdio / raw throughput", times(viaStdio, direct))
+
+	nav, err := navigation(ctx, stdio, page, navigations)
+	if err != nil {
+		return nil, err
+	}
+	add(fmt.Sprintf("navigation start → client has list_changed and the 10 new tools (%d navigations)", navigations), nav.summary())
+	// Closing now lets the process write its CPU profile before the HTTP
+	// rows start.
+	stdio.close()
+	stdio = nil
+
+	h, err := startHTTP(ctx, opts.Binary, page)
+	if err != nil {
+		return nil, err
+	}
+	defer h.close()
+	echo, err = waitTool(ctx, h.cs, "echo_0", 10)
+	if err != nil {
+		return nil, err
+	}
+	if err := pairedRows(ctx, "streamable HTTP", opts.Calls, caller(h.cs, echo), raw, add); err != nil {
+		return nil, err
+	}
+	if err := memory(ctx, h, page, opts.Tabs, add); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// pairedRows adds the three rows of one transport: raw CDP and tools/call
+// latencies measured in one loop (after a warm-up), and their ratios.
+func pairedRows(ctx context.Context, transport string, n int, viaMCP, raw func(context.Context) error, add func(what, value string)) error {
+	if _, _, err := Paired(ctx, warmup, viaMCP, raw); err != nil {
+		return fmt.Errorf("warming up %s: %w", transport, err)
+	}
+	mcpL, rawL, err := Paired(ctx, n, viaMCP, raw)
+	if err != nil {
+		return fmt.Errorf("%s latency: %w", transport, err)
+	}
+	add(fmt.Sprintf("raw Runtime.callFunctionOn into the page (%d, interleaved with %s)", n, transport), rawL.summary())
+	add(fmt.Sprintf("tools/call over %s into the same page (%d, interleaved with raw)", transport, n), mcpL.summary())
+	add(fmt.Sprintf("ratio %s tools/call / raw", transport), ratios(mcpL, rawL))
+	return nil
+}

@@ -1,0 +1,136 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestPairedAlternatesWhoGoesFirst(t *testing.T) {
+	var order []string
+	rec := func(name string) func(context.Context) error {
+		return func(context.Context) error { order = append(order, name); return nil }
+	}
+	la, lb, err := Paired(t.Context(), 4, rec("a"), rec("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a", "b", "b", "a", "a", "b", "b", "a"}; !slices.Equal(order, want) {
+		t.Errorf("call order %v, want %v", order, want)
+	}
+	if len(la) != 4 || len(lb) != 4 {
+		t.Errorf("got %d and %d latencies, want 4 each", len(la), len(lb))
+	}
+}
+
+func TestPairedStopsAtTheFirstError(t *testing.T) {
+	boom := errors.New("boom")
+	calls := 0
+	fail := func(context.Context) error { calls++; return boom }
+	if _, _, err := Paired(t.Context(), 10, func(context.Context) error { return nil }, fail); !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want boom", err)
+	}
+	if calls != 1 {
+		t.Errorf("the failing side ran %d times, want 1", calls)
+	}
+}
+
+func TestThroughputAlternatesRoundsAndCountsBothSides(t *testing.T) {
+	var mu sync.Mutex
+	var rounds []string
+	last := ""
+	rec := func(name string) func(context.Context) error {
+		return func(context.Context) error {
+			mu.Lock()
+			if name != last {
+				rounds = append(rounds, name)
+				last = name
+			}
+			mu.Unlock()
+			time.Sleep(time.Millisecond)
+			return nil
+		}
+	}
+	a, b, err := Throughput(t.Context(), 2, 20*time.Millisecond, 2, rec("a"), rec("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a b, then b a: the two b rounds run back to back.
+	if want := []string{"a", "b", "a"}; !slices.Equal(rounds, want) {
+		t.Errorf("rounds %v, want %v", rounds, want)
+	}
+	if a <= 0 || b <= 0 {
+		t.Errorf("calls/s a=%v b=%v, want both above 0", a, b)
+	}
+}
+
+func TestThroughputReportsACallerError(t *testing.T) {
+	boom := errors.New("boom")
+	_, _, err := Throughput(t.Context(), 3, 10*time.Millisecond, 1,
+		func(context.Context) error { return nil }, func(context.Context) error { return boom })
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want boom", err)
+	}
+}
+
+func TestPercentileAndRatios(t *testing.T) {
+	var l Latencies
+	for i := 100; i >= 1; i-- {
+		l = append(l, time.Duration(i)*time.Millisecond)
+	}
+	for p, want := range map[int]time.Duration{50: 50 * time.Millisecond, 95: 95 * time.Millisecond, 99: 99 * time.Millisecond, 100: 100 * time.Millisecond} {
+		if got := l.Percentile(p); got != want {
+			t.Errorf("p%d = %v, want %v", p, got, want)
+		}
+	}
+	if l[0] != 100*time.Millisecond {
+		t.Error("Percentile sorted the caller's slice")
+	}
+	if got := Latencies(nil).Percentile(50); got != 0 {
+		t.Errorf("p50 of nothing = %v, want 0", got)
+	}
+	double := make(Latencies, len(l))
+	for i, d := range l {
+		double[i] = 2 * d
+	}
+	if got, want := ratios(double, l), "p50 2.00×, p95 2.00×"; got != want {
+		t.Errorf("ratios = %q, want %q", got, want)
+	}
+	if got := times(1, 0); got != "n/a" {
+		t.Errorf("times(1, 0) = %q, want n/a", got)
+	}
+}
+
+func TestReportRendersEveryRow(t *testing.T) {
+	rep := &Report{Date: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC), Machine: "m", Browser: "b",
+		Rows: []Row{{"one", "1"}, {"two", "2"}}}
+	table, md := rep.Table(), rep.Markdown()
+	for _, want := range []string{"2026-11-24", "one   1", "two   2"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	for _, want := range []string{"| what | result |", "| one | 1 |", "| two | 2 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestRSSOfThisProcess(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc here")
+	}
+	rss, err := rssOf(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rss < 1<<20 {
+		t.Errorf("RSS %d bytes, want at least 1 MB", rss)
+	}
+}

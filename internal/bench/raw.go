@@ -1,0 +1,73 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	cdpt "github.com/chromedp/cdproto/cdp"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+)
+
+// RawCaller launches its own headless browser on url and returns a func
+// making one Runtime.callFunctionOn round trip into the page (the floor that
+// tools/call is compared with), a func that closes the browser, and the
+// browser's product name. The call func may be used from several goroutines
+// at once.
+func RawCaller(ctx context.Context, url string) (func(context.Context) error, func(), string, error) {
+	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{Headless: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("launching the browser for raw CDP calls: %w", err)
+	}
+	fail := func(err error) (func(context.Context) error, func(), string, error) {
+		proc.Close()
+		return nil, nil, "", fmt.Errorf("raw CDP browser: %w", err)
+	}
+	conn := proc.Conn()
+	v, err := cdp.Version(ctx, conn)
+	if err != nil {
+		return fail(err)
+	}
+	created, err := cdpt.Call(ctx, conn.Browser(), target.CreateTarget, target.CreateTargetParams{URL: url})
+	if err != nil {
+		return fail(fmt.Errorf("opening %s: %w", url, err))
+	}
+	flatten := true
+	att, err := cdpt.Call(ctx, conn.Browser(), target.AttachToTarget, target.AttachToTargetParams{TargetID: created.TargetID, Flatten: &flatten})
+	if err != nil {
+		return fail(fmt.Errorf("attaching to the bench tab: %w", err))
+	}
+	sess := conn.Attach(att.SessionID)
+	var obj cdpruntime.RemoteObjectID
+	for deadline := time.Now().Add(10 * time.Second); obj == ""; {
+		res, err := cdpt.Call(ctx, sess, cdpruntime.Evaluate, cdpruntime.EvaluateParams{Expression: "location.href !== 'about:blank' && document.readyState === 'complete' ? document : null"})
+		if err == nil && res.Result != nil {
+			obj = res.Result.ObjectID
+		}
+		if time.Now().After(deadline) {
+			return fail(errors.New("the bench page did not load within 10s"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	yes := true
+	params := cdpruntime.CallFunctionOnParams{
+		FunctionDeclaration: "async function(s){return JSON.stringify({ok:true,value:s})}",
+		ObjectID:            obj,
+		Arguments:           []*cdpruntime.CallArgument{{Value: []byte(`"x"`)}},
+		AwaitPromise:        &yes,
+		ReturnByValue:       &yes,
+	}
+	call := func(ctx context.Context) error {
+		if _, err := cdpt.Call(ctx, sess, cdpruntime.CallFunctionOn, params); err != nil {
+			return fmt.Errorf("raw Runtime.callFunctionOn: %w", err)
+		}
+		return nil
+	}
+	return call, func() { proc.Close() }, v.Product, nil
+}
