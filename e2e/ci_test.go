@@ -60,12 +60,14 @@ type inspectJSON struct {
 		InputSchema json.RawMessage `json:"inputSchema"`
 		Annotations map[string]any  `json:"annotations"`
 		Refused     string          `json:"refused"`
+		Reason      string          `json:"reason"`
 	} `json:"tools"`
 	Findings []struct {
 		Tool     string `json:"tool"`
 		Severity string `json:"severity"`
 		Rule     string `json:"rule"`
 		Message  string `json:"message"`
+		Reason   string `json:"reason"`
 	} `json:"findings"`
 	Errors   int `json:"errors"`
 	Warnings int `json:"warnings"`
@@ -153,9 +155,16 @@ func TestCIInspectBad(t *testing.T) {
 	if rep.Errors != 7 || rep.Warnings != 1 {
 		t.Errorf("%d errors, %d warnings; want 7 and 1", rep.Errors, rep.Warnings)
 	}
+	// Refused tools carry the hub's reason code, and so do their findings.
+	wantReason := map[string]string{"way_too_long": "size", "list_input": "schema"}
 	for _, tl := range rep.Tools {
-		if (tl.Name == "way_too_long" || tl.Name == "list_input") != (tl.Refused != "") {
-			t.Errorf("%s: refused %q", tl.Name, tl.Refused)
+		if (wantReason[tl.Name] != "") != (tl.Refused != "") || tl.Reason != wantReason[tl.Name] {
+			t.Errorf("%s: refused %q, reason %q", tl.Name, tl.Refused, tl.Reason)
+		}
+	}
+	for _, f := range rep.Findings {
+		if f.Rule == "refused" && f.Reason != wantReason[f.Tool] {
+			t.Errorf("the finding about %s has reason %q, want %q", f.Tool, f.Reason, wantReason[f.Tool])
 		}
 	}
 

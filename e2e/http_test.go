@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,22 +17,64 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// startHTTP runs webmcp-cdp with --http and returns the /mcp URL it logs.
+// startHTTP runs webmcp-cdp with --http and returns the /mcp URL it logs,
+// as soon as it logs it.
 func startHTTP(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd, _, stderr := runRaw(t, args...)
-	_ = cmd
-	re := regexp.MustCompile(`url=(http://\S+/mcp)`)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if m := re.FindStringSubmatch(stderr.String()); m != nil {
-			return m[1]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("webmcp-cdp did not say where it serves HTTP:\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	cmd := exec.Command(binary, args...)
+	if _, err := cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
 	}
+	spot := &urlSpotter{re: regexp.MustCompile(`url=(http://\S+/mcp)`), found: make(chan string, 1)}
+	cmd.Stdout, cmd.Stderr = io.Discard, spot
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	bound := time.NewTimer(20 * time.Second)
+	defer bound.Stop()
+	select {
+	case u := <-spot.found:
+		return u
+	case err := <-exited:
+		exited <- err // for the cleanup
+		t.Fatalf("webmcp-cdp exited (%v) before serving HTTP:\n%s", err, spot.String())
+	case <-bound.C:
+		t.Fatalf("webmcp-cdp did not say where it serves HTTP:\n%s", spot.String())
+	}
+	return ""
+}
+
+// urlSpotter keeps what webmcp-cdp writes to stderr and sends the first
+// match of re's group on found.
+type urlSpotter struct {
+	re    *regexp.Regexp
+	found chan string // capacity 1
+
+	mu   sync.Mutex
+	buf  strings.Builder
+	sent bool
+}
+
+func (s *urlSpotter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf.Write(p)
+	if !s.sent {
+		if m := s.re.FindStringSubmatch(s.buf.String()); m != nil {
+			s.sent = true
+			s.found <- m[1]
+		}
+	}
+	return len(p), nil
+}
+
+func (s *urlSpotter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
 }
 
 // bearer adds a token to every request.
@@ -82,7 +125,8 @@ func httpClientWith(t *testing.T, endpoint, token string, opts *mcp.ClientOption
 }
 
 // TestHTTPTwoClients: two clients at once over streamable HTTP each see the
-// page tools and each gets list_changed; the status page shows tabs and calls.
+// page tools and each gets list_changed; the status page shows tabs, calls
+// and the tools webmcp-cdp refused, with their reason codes.
 func TestHTTPTwoClients(t *testing.T) {
 	base := serveFixtures(t)
 	endpoint := startHTTP(t, "launch", "--headless", "--http", "127.0.0.1:0", base+"/current/")
@@ -101,6 +145,16 @@ func TestHTTPTwoClients(t *testing.T) {
 
 	status := get(t, strings.TrimSuffix(endpoint, "/mcp")+"/", nil)
 	for _, want := range []string{"/current/", "/notes/", "_echo", "ok"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("the status page lacks %q", want)
+		}
+	}
+
+	// webmcp_open_tab returns once the page's tools settled, and a page's
+	// refusals come with its tools.
+	a.callOK("webmcp_open_tab", map[string]any{"url": base + "/ci/bad.html"})
+	status = get(t, strings.TrimSuffix(endpoint, "/mcp")+"/", nil)
+	for _, want := range []string{"<h2>Refused tools</h2>", "<code>list_input</code>", "<code>schema</code>", "<code>way_too_long</code>", "<code>size</code>"} {
 		if !strings.Contains(status, want) {
 			t.Errorf("the status page lacks %q", want)
 		}

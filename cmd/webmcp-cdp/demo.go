@@ -83,30 +83,27 @@ func runDemo(ctx context.Context, w io.Writer, s *session, pageURL string) error
 	if _, err := s.server.MCP().Connect(ctx, serverT, nil); err != nil {
 		return fmt.Errorf("connecting the demo client: %w", err)
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "webmcp-cdp-demo", Version: version}, nil)
+	// The client learns of new tools as any MCP client does: from
+	// notifications/tools/list_changed. A notification that comes while
+	// the client lists is kept (capacity 1), so none is lost.
+	listChanged := make(chan struct{}, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "webmcp-cdp-demo", Version: version}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case listChanged <- struct{}{}:
+			default:
+			}
+		},
+	})
 	cs, err := client.Connect(ctx, clientT, nil)
 	if err != nil {
 		return fmt.Errorf("connecting the demo client: %w", err)
 	}
 	defer cs.Close()
 
-	var pageTools []*mcp.Tool
-	deadline := time.Now().Add(15 * time.Second)
-	for len(pageTools) < 5 {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the demo page's tools did not appear within 15 s (found %d of 5); run with --log-level debug to see why", len(pageTools))
-		}
-		time.Sleep(50 * time.Millisecond)
-		res, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("listing tools: %w", err)
-		}
-		pageTools = pageTools[:0]
-		for _, t := range res.Tools {
-			if !strings.HasPrefix(t.Name, "webmcp_") {
-				pageTools = append(pageTools, t)
-			}
-		}
+	pageTools, err := waitPageTools(ctx, cs, listChanged, 5, demoToolsWait)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "webmcp-cdp demo: the notes app at %s registered %d tools (%s after launch):\n", pageURL, len(pageTools), time.Since(start).Round(time.Millisecond))
 	var add, list, stats string
@@ -148,4 +145,37 @@ func runDemo(ctx context.Context, w io.Writer, s *session, pageURL string) error
 		}
 	}
 	return nil
+}
+
+// demoToolsWait bounds the wait for the demo page's tools.
+const demoToolsWait = 15 * time.Second
+
+// waitPageTools lists the page tools (those not named webmcp_...) each time
+// the server says the list changed, until there are at least n, and returns
+// them. It gives up after limit or when ctx ends.
+func waitPageTools(ctx context.Context, cs *mcp.ClientSession, listChanged <-chan struct{}, n int, limit time.Duration) ([]*mcp.Tool, error) {
+	bound := time.NewTimer(limit)
+	defer bound.Stop()
+	for {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			return nil, fmt.Errorf("listing tools: %w", err)
+		}
+		var pageTools []*mcp.Tool
+		for _, t := range res.Tools {
+			if !strings.HasPrefix(t.Name, "webmcp_") {
+				pageTools = append(pageTools, t)
+			}
+		}
+		if len(pageTools) >= n {
+			return pageTools, nil
+		}
+		select {
+		case <-listChanged:
+		case <-bound.C:
+			return nil, fmt.Errorf("the demo page's tools did not appear within %s (found %d of %d); run with --log-level debug to see why", limit, len(pageTools), n)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for the demo page's tools: %w", context.Cause(ctx))
+		}
+	}
 }

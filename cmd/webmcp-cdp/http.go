@@ -87,15 +87,21 @@ func (s *session) serve(ctx context.Context, hf *httpFlags, exited <-chan struct
 	}
 }
 
-// lost words the end of the browser connection, waiting briefly for the
-// process's own exit status when we launched it.
+// exitGrace bounds the wait for a launched browser's exit status once its
+// connection is gone: a grace period for the process to end, not a poll.
+const exitGrace = 2 * time.Second
+
+// lost words the end of the browser connection, waiting (up to exitGrace)
+// for the process's own exit status when we launched it.
 func (s *session) lost(exited <-chan struct{}, why func() string) error {
 	reason := fmt.Sprint(s.conn.Err())
 	if exited != nil {
+		grace := time.NewTimer(exitGrace)
+		defer grace.Stop()
 		select {
 		case <-exited:
 			reason = "the browser exited: " + why()
-		case <-time.After(2 * time.Second):
+		case <-grace.C:
 		}
 	}
 	return &exitError{code: 2, err: errors.New("lost the browser: " + reason)}

@@ -201,6 +201,10 @@ func (f *relayFlags) check() error {
 
 func (f *relayFlags) enabled() bool { return f.url != "" }
 
+// relayLeaveGrace bounds the wait for the relay link to close when the
+// browser side stops.
+const relayLeaveGrace = 3 * time.Second
+
 // serveRelay serves the browser through the relay until the browser goes
 // away (exit status 2) or ctx ends. stdio is not used.
 func (s *session) serveRelay(ctx context.Context, f *relayFlags, exited <-chan struct{}, why func() string) error {
@@ -227,11 +231,16 @@ func (s *session) serveRelay(ctx context.Context, f *relayFlags, exited <-chan s
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- bs.Run(rctx) }()
+	// stop ends the relay link and waits for it to close, up to
+	// relayLeaveGrace: a grace period for saying goodbye to the relay, not
+	// a poll.
 	stop := func() {
 		cancel()
+		grace := time.NewTimer(relayLeaveGrace)
+		defer grace.Stop()
 		select {
 		case <-done:
-		case <-time.After(3 * time.Second):
+		case <-grace.C:
 		}
 	}
 	select {
@@ -239,15 +248,7 @@ func (s *session) serveRelay(ctx context.Context, f *relayFlags, exited <-chan s
 		return err
 	case <-s.conn.Done():
 		stop()
-		reason := fmt.Sprint(s.conn.Err())
-		if exited != nil {
-			select {
-			case <-exited:
-				reason = "the browser exited: " + why()
-			case <-time.After(2 * time.Second):
-			}
-		}
-		return &exitError{code: 2, err: fmt.Errorf("lost the browser: %s", reason)}
+		return s.lost(exited, why)
 	case err := <-s.browser.Fatal():
 		stop()
 		return &exitError{code: 2, err: err}

@@ -12,17 +12,19 @@
 //
 // The hub sees tools, not page loads, so a page counts as settled once the
 // hub knows its tab and its tools (or refused tools) have stayed the same for
-// Session.Settle (300 ms by default). A page that registers nothing is given
-// until Session.SettleTimeout, and then reported as having no tools.
+// Session.Settle (300 ms by default). The wait is driven by the hub's
+// events: it reads the page's tools when hub.Changed fires and when a quiet
+// period ends, and restarts the quiet period whenever they differ; nothing
+// polls on a clock. A page that registers nothing is given until
+// Session.SettleTimeout, and then reported as having no tools. Closing a
+// page waits, the same way, until the hub has let go of the tab's tools.
 //
 // # Refused tools
 //
-// Package cdp refuses tools that MCP clients cannot take (an inputSchema that
-// is not an object, a description over the size limit, too many tools) and
-// only logs why. Lints need those too, because a refused tool is exactly
-// what a site's authors must hear about. Rather than change the seam between
-// cdp and the hub for CI mode, RefusalLog wraps the slog handler and keeps
-// the records whose message is "refused a tool" (or "refused a native tool")
-// with their tool, url and reason attributes. The e2e tests pin the wording:
-// if cdp ever logs refusals differently, they fail.
+// Lints need the tools webmcp-cdp refused (an inputSchema that is not an
+// object, a description over the size limit, too many tools, a bad name),
+// because a refused tool is exactly what a site's authors must hear about.
+// They come from the hub's refusal log (hub.Refusals), the one record that
+// the status page and the log read too, with a reason code (core.Reason)
+// that Tool.Reason and Finding.Reason carry.
 package ci

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // Severity grades a lint finding.
@@ -54,6 +56,23 @@ type Finding struct {
 	Rule string `json:"rule"`
 	// Message says what is wrong, for the page's authors.
 	Message string `json:"message"`
+	// Reason is the hub's code for a refused tool (rule "refused"), such as
+	// "size" or "schema"; empty for other findings.
+	Reason core.Reason `json:"reason,omitempty"`
+}
+
+// refusalHints say what a page's authors can do about each kind of
+// refusal.
+var refusalHints = map[core.Reason]string{
+	core.ReasonName:        "use 1-128 characters of A-Z a-z 0-9 _ . -",
+	core.ReasonDescription: "give it a description",
+	core.ReasonSize:        "shorten the description, title or inputSchema",
+	core.ReasonSchema:      `give it an inputSchema of type "object"`,
+	core.ReasonDuplicate:   "give each tool of the page its own name",
+	core.ReasonTooMany:     "register fewer tools in one document",
+	core.ReasonRate:        "register fewer new tool names a minute",
+	core.ReasonOrigin:      "the origin policy (--allow-origin, --deny-origin) denies the page's origin",
+	core.ReasonPage:        "make the definition plain JSON-able data",
 }
 
 // clientName is the tool name pattern of most model APIs and MCP clients.
@@ -108,12 +127,16 @@ func lintTool(t Tool) []Finding {
 		out = append(out, Finding{Tool: t.Name, Severity: sev, Rule: rule, Message: fmt.Sprintf(format, args...)})
 	}
 	if t.Refused != "" {
-		if t.Name == "*" {
-			out = append(out, Finding{Severity: Error, Rule: RuleRefused, Message: "webmcp-cdp refused tools: " + t.Refused})
-			return out
+		why := t.Refused
+		if hint := refusalHints[t.Reason]; hint != "" {
+			why += " (" + hint + ")"
 		}
-		add(Error, RuleRefused, "webmcp-cdp refused it, so no MCP client sees it: %s", t.Refused)
-		return out
+		f := Finding{Tool: t.Name, Severity: Error, Rule: RuleRefused, Reason: t.Reason,
+			Message: "webmcp-cdp refused it, so no MCP client sees it: " + why}
+		if t.Name == "*" {
+			f.Tool, f.Message = "", "webmcp-cdp refused tools: "+why
+		}
+		return append(out, f)
 	}
 
 	if !clientName.MatchString(t.Name) {

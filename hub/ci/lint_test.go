@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 func TestLint(t *testing.T) {
@@ -80,6 +82,37 @@ func TestLint(t *testing.T) {
 			sort.Strings(got)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("findings %v, want %v\n%v", got, tt.want, findings)
+			}
+		})
+	}
+}
+
+// TestLintRefusalReasons: a refused tool's finding carries the hub's reason
+// code and says what to do about it.
+func TestLintRefusalReasons(t *testing.T) {
+	tests := []struct {
+		tool        Tool
+		wantTool    string
+		wantMessage string
+	}{
+		{Tool{Name: "big", Refused: "its description is 20000 characters", Reason: core.ReasonSize}, "big",
+			"webmcp-cdp refused it, so no MCP client sees it: its description is 20000 characters (shorten the description, title or inputSchema)"},
+		{Tool{Name: "list", Refused: "the inputSchema has type array", Reason: core.ReasonSchema}, "list",
+			`webmcp-cdp refused it, so no MCP client sees it: the inputSchema has type array (give it an inputSchema of type "object")`},
+		{Tool{Name: "*", Refused: "3 tools over the limit of 200 per document", Reason: core.ReasonTooMany}, "",
+			"webmcp-cdp refused tools: 3 tools over the limit of 200 per document (register fewer tools in one document)"},
+		{Tool{Name: "old", Refused: "refused before reason codes"}, "old",
+			"webmcp-cdp refused it, so no MCP client sees it: refused before reason codes"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.tool.Reason), func(t *testing.T) {
+			f := Lint([]Tool{tt.tool})
+			if len(f) != 1 {
+				t.Fatalf("findings %+v, want one", f)
+			}
+			want := Finding{Tool: tt.wantTool, Severity: Error, Rule: RuleRefused, Reason: tt.tool.Reason, Message: tt.wantMessage}
+			if f[0] != want {
+				t.Errorf("finding\n%+v, want\n%+v", f[0], want)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // Tool is a page's tool as CI mode reports it: the page's own definition
@@ -36,6 +38,9 @@ type Tool struct {
 	URL string `json:"url,omitempty"`
 	// Refused says why webmcp-cdp did not serve the tool; empty when it did.
 	Refused string `json:"refused,omitempty"`
+	// Reason is the code of the refusal (see core.Reason); empty for a
+	// served tool.
+	Reason core.Reason `json:"reason,omitempty"`
 }
 
 // Tabs opens and closes browser tabs; cmd/webmcp-cdp adapts *cdp.Browser.
@@ -83,9 +88,10 @@ type Page struct {
 
 	s   *Session
 	tab string
+	// reads counts the reads of the hub while the page settled; the tests
+	// use it to tell waiting on the hub's changes from polling.
+	reads int
 }
-
-const pollEvery = 20 * time.Millisecond
 
 // Open opens url in a new tab and waits for its tools to settle. It fails
 // when the page cannot be loaded (its tab is then closed) or ctx ends; a
@@ -108,52 +114,74 @@ func (s *Session) Open(ctx context.Context, url string) (*Page, error) {
 		return nil, fmt.Errorf("loading %s: %w", url, err)
 	}
 	p := &Page{URL: url, s: s, tab: tab}
-	var last string
-	changed := time.Now()
-	for {
-		tools, known := p.read(mark)
-		sig := fmt.Sprint(known, s.Hub.Version(), len(tools))
-		now := time.Now()
-		if sig != last {
-			last, changed = sig, now
-		}
-		p.Tools = tools
-		if known && len(tools) > 0 && now.Sub(changed) >= settle {
-			p.Settled = true
-			break
-		}
-		if now.Sub(start) >= limit {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			p.Close(context.WithoutCancel(ctx))
-			return nil, fmt.Errorf("waiting for the tools of %s: %w", url, context.Cause(ctx))
-		case <-time.After(pollEvery):
-		}
+	if err := p.settle(ctx, mark, settle, limit-time.Since(start)); err != nil {
+		p.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("waiting for the tools of %s: %w", url, err)
 	}
 	p.Took = time.Since(start)
 	return p, nil
 }
 
+// settle waits until the hub knows the page's tab, the tab has tools
+// (served or refused), and they stayed the same for quiet; or until limit
+// passes, leaving Settled false. It reads the page's tools when the hub
+// signals a change and once more when a quiet period ends (which also
+// catches a change the hub does not signal, such as a refusal alone); the
+// quiet period restarts on every change of the page's tools. Its timers
+// only bound the wait. It returns the cause when ctx ends.
+func (p *Page) settle(ctx context.Context, mark uint64, quiet, limit time.Duration) error {
+	bound := time.NewTimer(limit)
+	defer bound.Stop()
+	still := time.NewTimer(quiet)
+	defer still.Stop()
+	var lastKnown, quietOver bool
+	for {
+		changed := p.s.Hub.Changed() // before the read: a change after it is not missed
+		tools, known := p.read(mark)
+		if known != lastKnown || !reflect.DeepEqual(tools, p.Tools) {
+			p.Tools, lastKnown = tools, known
+			still.Reset(quiet)
+			quietOver = false
+		}
+		if quietOver && known && len(tools) > 0 {
+			p.Settled = true
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-bound.C:
+			return nil
+		case <-changed:
+		case <-still.C:
+			quietOver = true
+		}
+	}
+}
+
 // read returns the tools of the page's tab, served and refused, and whether
 // the hub knows the tab yet.
 func (p *Page) read(mark uint64) ([]Tool, bool) {
+	p.reads++
 	ti, ok := p.s.Hub.TabOf(p.tab)
 	var out []Tool
 	if ok {
 		out = tabTools(p.s.Hub.Tools(), ti.N)
 	}
-	type key struct{ tool, detail string }
+	type key struct {
+		tool   string
+		reason core.Reason
+		detail string
+	}
 	seen := make(map[key]bool)
 	refused, _ := p.s.Hub.Refusals(mark)
 	for _, r := range refused {
 		if r.Tab != p.tab {
 			continue
 		}
-		if k := (key{r.Tool, r.Detail}); !seen[k] {
+		if k := (key{r.Tool, r.Reason, r.Detail}); !seen[k] {
 			seen[k] = true
-			out = append(out, Tool{Name: r.Tool, URL: r.URL, Refused: r.Detail})
+			out = append(out, Tool{Name: r.Tool, URL: r.URL, Refused: r.Detail, Reason: r.Reason})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -275,22 +303,34 @@ func (p *Page) Call(ctx context.Context, name string, args json.RawMessage) (*mc
 	return mcpserver.CallToolResult(p.s.Hub.Call(ctx, t.Routed, args)), nil
 }
 
-// Close closes the page's tab and waits (briefly) until the hub has let go
-// of it, so that the next page's tools do not share names with this one's.
+// forgetWait bounds Close's wait for the hub to let go of a closed tab, in
+// case the browser never reports the tab gone.
+const forgetWait = 2 * time.Second
+
+// Close closes the page's tab and waits until the hub has let go of its
+// tools, so that the next page's tools do not share names with this one's.
+// It wakes on the hub's changes, and gives up waiting (without an error)
+// after forgetWait.
 func (p *Page) Close(ctx context.Context) error {
 	if err := p.s.Tabs.CloseTab(ctx, p.tab); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, ok := p.s.Hub.TabOf(p.tab); !ok {
+	bound := time.NewTimer(forgetWait)
+	defer bound.Stop()
+	for {
+		changed := p.s.Hub.Changed()
+		// A tab the hub still knows but that has no tools holds no names:
+		// there is nothing to wait for (and the hub signals no change when
+		// such a tab goes).
+		if ti, ok := p.s.Hub.TabOf(p.tab); !ok || len(ti.Tools) == 0 {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(pollEvery):
+		case <-bound.C:
+			return nil
+		case <-changed:
 		}
 	}
-	return nil
 }

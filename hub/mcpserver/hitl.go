@@ -316,6 +316,8 @@ func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, pc *pending
 	var tick <-chan time.Time
 	token := req.Params.GetProgressToken()
 	if token != nil && req.Session != nil {
+		// A heartbeat to the client while the page works, not a poll: the
+		// result and dialogs arrive on their channels.
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		tick = t.C

@@ -9,11 +9,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // HTTPOptions configures the streamable HTTP endpoint.
@@ -63,7 +66,8 @@ type HTTP struct {
 // Addr returns the address the endpoint listens on.
 func (h *HTTP) Addr() string { return h.ln.Addr().String() }
 
-// Close stops the endpoint.
+// Close stops the endpoint. Requests in flight get a grace period of 2 s
+// to finish (a bound on the shutdown, not a poll); then they are cut.
 func (h *HTTP) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -187,15 +191,38 @@ code{font-family:ui-monospace,monospace}.err{color:#f88}.ok{color:#8f8}.muted{co
 <table><tr><th>when</th><th>tool</th><th>tab</th><th>took</th><th>result</th></tr>
 {{range .Calls}}<tr><td>{{.At.Format "15:04:05.000"}}</td><td><code>{{.Tool}}</code></td><td>{{.Tab}}</td><td>{{.Took}}</td><td>{{if .OK}}<span class="ok">ok</span>{{else}}<span class="err">error</span> {{.Error}}{{end}}</td></tr>
 {{else}}<tr><td colspan="5" class="muted">no calls yet</td></tr>{{end}}</table>
+<h2>Refused tools</h2>
+{{if gt .RefusedTotal (len .Refusals)}}<p class="muted">the last {{len .Refusals}} of {{.RefusedTotal}}</p>{{end}}
+<table><tr><th>when</th><th>reason</th><th>tool</th><th>origin</th><th>detail</th></tr>
+{{range .Refusals}}<tr><td>{{.At.Format "15:04:05.000"}}</td><td><code>{{.Reason}}</code></td><td>{{if eq .Tool "*"}}<span class="muted">several</span>{{else}}<code>{{.Tool}}</code>{{end}}</td><td><code>{{.Origin}}</code></td><td>{{.Detail}}</td></tr>
+{{else}}<tr><td colspan="5" class="muted">none</td></tr>{{end}}</table>
 </body></html>`))
+
+// statusRefusals is how many refusals the status page shows.
+const statusRefusals = 50
+
+// recentRefusals returns the hub's last n refusals, newest first, and the
+// number of refusals made so far. They come from the hub's refusal log,
+// the record CI mode and the log read too.
+func (s *Server) recentRefusals(n int) ([]core.Refusal, uint64) {
+	recs, total := s.hub.Refusals(0)
+	recs = recs[max(len(recs)-n, 0):]
+	slices.Reverse(recs)
+	return recs, total
+}
 
 func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-	statusTemplate.Execute(w, map[string]any{
-		"Version": s.opts.Version,
-		"Tabs":    s.hub.Tabs(),
-		"Calls":   s.calls.list(),
-	})
+	refusals, total := s.recentRefusals(statusRefusals)
+	if err := statusTemplate.Execute(w, map[string]any{
+		"Version":      s.opts.Version,
+		"Tabs":         s.hub.Tabs(),
+		"Calls":        s.calls.list(),
+		"Refusals":     refusals,
+		"RefusedTotal": int(total),
+	}); err != nil {
+		s.logger.Debug("writing the status page", "err", err)
+	}
 }

@@ -421,30 +421,3 @@ func (s *Server) addOwnTools() {
 		return s.opts.Tabs.CloseTab(ctx, ti.ID)
 	})
 }
-
-// waitTools waits until the tab has tools and they stopped changing for a
-// moment, or until wait passes, and describes the tab.
-func (s *Server) waitTools(ctx context.Context, id string, wait time.Duration) hub.TabInfo {
-	deadline := time.Now().Add(wait)
-	var last hub.TabInfo
-	stable := 0
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		ti, ok := s.hub.TabOf(id)
-		if ok && len(ti.Tools) > 0 && reflect.DeepEqual(ti.Tools, last.Tools) {
-			stable++
-			if stable >= 3 {
-				return ti
-			}
-		} else {
-			stable = 0
-		}
-		if ok {
-			last = ti
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return last
-}

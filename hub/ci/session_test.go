@@ -1,0 +1,226 @@
+package ci
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
+)
+
+// step is one thing a scripted page does to the hub, after a delay from
+// the step before.
+type step struct {
+	after time.Duration
+	do    func(h *hub.Hub, tab string)
+}
+
+// scriptedTabs is a browser whose one tab plays a script into the hub, so
+// that a test decides when each change happens. Its CloseTab reports the
+// tab gone after closeDelay, or never when closeDelay is negative.
+type scriptedTabs struct {
+	h          *hub.Hub
+	script     []step
+	closeDelay time.Duration
+	closed     chan struct{} // closed when CloseTab was asked
+}
+
+func (f *scriptedTabs) Open(context.Context, string) (string, error) {
+	go func() {
+		for _, st := range f.script {
+			time.Sleep(st.after) // the page taking its time, not a poll
+			st.do(f.h, "T1")
+		}
+	}()
+	return "T1", nil
+}
+
+func (f *scriptedTabs) CloseTab(_ context.Context, tab string) error {
+	close(f.closed)
+	if f.closeDelay >= 0 {
+		time.AfterFunc(f.closeDelay, func() { f.h.TabClosed(tab) })
+	}
+	return nil
+}
+
+func (f *scriptedTabs) Invoke(context.Context, string, string, json.RawMessage) (core.Result, error) {
+	return core.Result{}, errors.New("not called in these tests")
+}
+
+const pageURL = "http://site.test/page"
+
+var pageDoc = core.Source{Key: "T1/doc", Tab: "T1", Frame: "F1", Origin: "http://site.test", URL: pageURL, Backend: "polyfill"}
+
+func opened(h *hub.Hub, tab string) { h.TabOpened(tab, pageURL, "") }
+
+func tools(names ...string) func(h *hub.Hub, tab string) {
+	return func(h *hub.Hub, tab string) {
+		var ts []core.Tool
+		for _, n := range names {
+			ts = append(ts, core.Tool{Name: n, Description: "Tool " + n + "."})
+		}
+		h.Update(pageDoc, ts, nil)
+	}
+}
+
+// refusedOnly hands the hub a refused tool and nothing else: the hub
+// records it without signalling a change.
+func refusedOnly(h *hub.Hub, tab string) {
+	h.Update(pageDoc, nil, []core.Refusal{{Reason: core.ReasonSize, Tool: "huge", Detail: "its description is too long"}})
+}
+
+func newScripted(script []step, closeDelay time.Duration) (*scriptedTabs, *Session) {
+	f := &scriptedTabs{script: script, closeDelay: closeDelay, closed: make(chan struct{})}
+	f.h = hub.New(f, hub.Options{Logger: slog.New(slog.DiscardHandler)})
+	return f, &Session{Hub: f.h, Tabs: f}
+}
+
+// TestSettleWaitsOnChanges: a page settles a quiet period after its last
+// change, and the wait reads the hub only when it changed or a quiet
+// period ended: a poll every 20 ms would read it dozens of times.
+func TestSettleWaitsOnChanges(t *testing.T) {
+	const quiet = 150 * time.Millisecond
+	tests := []struct {
+		name        string
+		script      []step
+		limit       time.Duration
+		wantSettled bool
+		wantTools   []string
+		lastChange  time.Duration // when the page last changed its tools
+		maxReads    int
+	}{
+		{
+			name:        "tools at once",
+			script:      []step{{0, opened}, {0, tools("a", "b")}},
+			limit:       5 * time.Second,
+			wantSettled: true, wantTools: []string{"a", "b"},
+			maxReads: 5,
+		},
+		{
+			name:        "a late tool restarts the quiet period",
+			script:      []step{{0, opened}, {0, tools("a")}, {100 * time.Millisecond, tools("a", "late")}},
+			limit:       5 * time.Second,
+			wantSettled: true, wantTools: []string{"a", "late"},
+			lastChange: 100 * time.Millisecond,
+			maxReads:   7,
+		},
+		{
+			// The hub does not signal a refusal alone; the read at the end
+			// of the quiet period sees it.
+			name:        "a refusal alone, within the quiet period",
+			script:      []step{{0, opened}, {30 * time.Millisecond, refusedOnly}},
+			limit:       5 * time.Second,
+			wantSettled: true, wantTools: []string{"huge"},
+			lastChange: 30 * time.Millisecond,
+			maxReads:   6,
+		},
+		{
+			name:        "no tools: the wait ends at the limit",
+			script:      []step{{0, opened}},
+			limit:       800 * time.Millisecond,
+			wantSettled: false, wantTools: nil,
+			maxReads: 5,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, s := newScripted(tt.script, 0)
+			s.Settle, s.SettleTimeout = quiet, tt.limit
+			p, err := s.Open(context.Background(), pageURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range p.Tools {
+				names = append(names, tl.Name)
+			}
+			if p.Settled != tt.wantSettled || !slices.Equal(names, tt.wantTools) {
+				t.Errorf("settled %v with tools %v, want %v with %v", p.Settled, names, tt.wantSettled, tt.wantTools)
+			}
+			earliest, latest := tt.lastChange+quiet, tt.lastChange+quiet+400*time.Millisecond
+			if !tt.wantSettled {
+				earliest, latest = tt.limit, tt.limit+400*time.Millisecond
+			}
+			if p.Took < earliest || p.Took > latest {
+				t.Errorf("took %s, want between %s and %s", p.Took, earliest, latest)
+			}
+			t.Logf("reads %d, took %s", p.reads, p.Took)
+			if p.reads > tt.maxReads {
+				t.Errorf("read the hub %d times in %s, want at most %d: it polls", p.reads, p.Took, tt.maxReads)
+			}
+		})
+	}
+}
+
+// TestSettleEndsWithTheContext: the wait ends as soon as ctx does, with its
+// cause, and the tab is closed.
+func TestSettleEndsWithTheContext(t *testing.T) {
+	f, s := newScripted([]step{{0, opened}}, 0)
+	s.Settle, s.SettleTimeout = time.Second, 10*time.Second
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(100*time.Millisecond, func() { cancel(errors.New("lost the browser")) })
+	start := time.Now()
+	_, err := s.Open(ctx, pageURL)
+	if err == nil || err.Error() != "waiting for the tools of "+pageURL+": lost the browser" {
+		t.Errorf("Open: %v", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("Open returned %s after the context ended", took)
+	}
+	select {
+	case <-f.closed:
+	default:
+		t.Error("the tab was not closed")
+	}
+}
+
+// TestCloseWaitsForTheHub: Close returns as soon as the hub forgets the
+// tab's tools, at once for a tab without tools, and when ctx ends.
+func TestCloseWaitsForTheHub(t *testing.T) {
+	const gone = 200 * time.Millisecond
+	tests := []struct {
+		name       string
+		script     []step
+		closeDelay time.Duration // -1: the browser never reports the tab gone
+		ctxTimeout time.Duration // 0: none
+		wantErr    error
+		min, max   time.Duration
+	}{
+		{name: "tab with tools", script: []step{{0, opened}, {0, tools("a")}}, closeDelay: gone,
+			min: gone, max: gone + 300*time.Millisecond},
+		{name: "tab without tools", script: []step{{0, opened}}, closeDelay: -1,
+			max: 100 * time.Millisecond},
+		{name: "ctx ends first", script: []step{{0, opened}, {0, tools("a")}}, closeDelay: -1, ctxTimeout: gone,
+			wantErr: context.DeadlineExceeded, min: gone, max: gone + 300*time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, s := newScripted(tt.script, tt.closeDelay)
+			s.Settle, s.SettleTimeout = 50*time.Millisecond, 500*time.Millisecond
+			p, err := s.Open(context.Background(), pageURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if tt.ctxTimeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.ctxTimeout)
+				defer cancel()
+			}
+			start := time.Now()
+			err = p.Close(ctx)
+			took := time.Since(start)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
+				t.Errorf("Close: %v, want %v", err, tt.wantErr)
+			}
+			if took < tt.min || took > tt.max {
+				t.Errorf("Close took %s, want between %s and %s", took, tt.min, tt.max)
+			}
+		})
+	}
+}

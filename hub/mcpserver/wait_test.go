@@ -1,0 +1,96 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
+)
+
+// noBrowser is a hub.Browser for tests that call no tool.
+type noBrowser struct{}
+
+func (noBrowser) Invoke(context.Context, string, string, json.RawMessage) (core.Result, error) {
+	return core.Result{}, errors.New("no browser in this test")
+}
+
+// TestWaitTabTools: webmcp_open_tab's wait ends a quiet period after the
+// tab's last change of tools, at the bound when the tab gets none, and at
+// once when ctx ends; it reads the hub only when it changed or a quiet
+// period ended (a poll every 50 ms would read it many times more).
+func TestWaitTabTools(t *testing.T) {
+	const quiet = 150 * time.Millisecond
+	doc := core.Source{Key: "d", Tab: "T", Frame: "F", Origin: "http://s.test", URL: "http://s.test/", Backend: "polyfill"}
+	update := func(names ...string) func(*hub.Hub) {
+		return func(h *hub.Hub) {
+			var ts []core.Tool
+			for _, n := range names {
+				ts = append(ts, core.Tool{Name: n, Description: n + "."})
+			}
+			h.Update(doc, ts, nil)
+		}
+	}
+	type step struct {
+		after time.Duration
+		do    func(*hub.Hub)
+	}
+	tests := []struct {
+		name      string
+		script    []step
+		wait      time.Duration
+		cancelAt  time.Duration // 0: never
+		wantTools []string
+		min, max  time.Duration
+		maxReads  int
+	}{
+		{name: "tools at once", script: []step{{0, update("a", "b")}}, wait: 5 * time.Second,
+			wantTools: []string{"s_test_a", "s_test_b"}, min: quiet, max: quiet + 300*time.Millisecond, maxReads: 4},
+		{name: "a late tool restarts the quiet period", script: []step{{0, update("a")}, {100 * time.Millisecond, update("a", "late")}}, wait: 5 * time.Second,
+			wantTools: []string{"s_test_a", "s_test_late"}, min: 100*time.Millisecond + quiet, max: 100*time.Millisecond + quiet + 300*time.Millisecond, maxReads: 6},
+		{name: "no tools: the wait ends at its bound", script: []step{{0, func(h *hub.Hub) { h.TabOpened("T", "http://s.test/", "") }}}, wait: 600 * time.Millisecond,
+			wantTools: []string{}, min: 600 * time.Millisecond, max: 900 * time.Millisecond, maxReads: 4},
+		{name: "ctx ends", script: nil, wait: 5 * time.Second, cancelAt: 100 * time.Millisecond,
+			wantTools: nil, min: 100 * time.Millisecond, max: 400 * time.Millisecond, maxReads: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := hub.New(noBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			start := time.Now()
+			if tt.cancelAt > 0 {
+				time.AfterFunc(tt.cancelAt, cancel)
+			}
+			go func() {
+				for _, st := range tt.script {
+					time.Sleep(st.after) // the page taking its time, not a poll
+					st.do(h)
+				}
+			}()
+			var reads atomic.Int32
+			read := func() (hub.TabInfo, bool) {
+				reads.Add(1)
+				return h.TabOf("T")
+			}
+			ti := waitTabTools(ctx, h.Changed, read, quiet, tt.wait)
+			took := time.Since(start)
+			if !slices.Equal(ti.Tools, tt.wantTools) || (tt.wantTools == nil) != (ti.Tools == nil) {
+				t.Errorf("tools %q, want %q", ti.Tools, tt.wantTools)
+			}
+			if took < tt.min || took > tt.max {
+				t.Errorf("took %s, want between %s and %s", took, tt.min, tt.max)
+			}
+			t.Logf("%d reads in %s", reads.Load(), took)
+			if n := int(reads.Load()); n > tt.maxReads {
+				t.Errorf("read the tab %d times in %s, want at most %d: it polls", n, took, tt.maxReads)
+			}
+		})
+	}
+}
