@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
@@ -186,16 +187,20 @@ func (s *session) openURLs(ctx context.Context, urls []string) error {
 }
 
 // serveStdio serves MCP on stdin/stdout until the client goes away (nil), the
-// browser goes away, or ctx ends.
+// browser goes away, or ctx ends. A bad line from the client gets an error
+// reply and the session goes on (mcpserver.StdioTransport); only the end of
+// stdin is "the client went away", and a session that ends otherwise (stdout
+// closed) exits non-zero with the reason.
 func (s *session) serveStdio(ctx context.Context, exited <-chan struct{}, why func() string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- s.server.MCP().Run(ctx, &mcp.StdioTransport{}) }()
+	tr := &mcpserver.StdioTransport{In: os.Stdin, Out: os.Stdout}
+	go func() { done <- s.server.MCP().Run(ctx, tr) }()
 	select {
 	case err := <-done:
-		if err != nil && !errors.Is(err, context.Canceled) {
-			slog.Debug("the MCP session ended", "err", err)
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+			return &exitError{code: 1, err: fmt.Errorf("the MCP session on stdio ended: %w", err)}
 		}
 		slog.Info("the MCP client went away; stopping")
 		return nil
