@@ -1,4 +1,4 @@
-package relay
+package proxy
 
 import (
 	"context"
@@ -259,7 +259,7 @@ func (s *Server) serveExtension(w http.ResponseWriter, r *http.Request) {
 // authenticateExtension sends authenticate and checks the answer.
 func (s *Server) authenticateExtension(p *peer) (*extConn, error) {
 	const authID = ProxyIDPrefix + "1"
-	p.send(encodeRequest(stringID(authID), MethodAuthenticate, nil))
+	p.send(EncodeRequest(stringID(authID), MethodAuthenticate, nil))
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.AuthTimeout)
 	defer cancel()
 	_, data, err := p.ws.Read(ctx)
@@ -282,7 +282,7 @@ func (s *Server) authenticateExtension(p *peer) (*extConn, error) {
 	if err := json.Unmarshal(msg.Result, &res); err != nil {
 		return nil, fmt.Errorf("the answer to authenticate is not {name, accessToken}: %w", err)
 	}
-	if err := checkName(res.Name); err != nil {
+	if err := CheckName(res.Name); err != nil {
 		return nil, err
 	}
 	if res.AccessToken == "" {
@@ -310,8 +310,8 @@ func (s *Server) authenticateExtension(p *peer) (*extConn, error) {
 	return e, nil
 }
 
-// checkName checks a browser's display name.
-func checkName(name string) error {
+// CheckName checks a browser's display name.
+func CheckName(name string) error {
 	if name == "" {
 		return errors.New("the answer to authenticate has no name")
 	}
@@ -351,7 +351,7 @@ func (s *Server) onExtensionMessage(e *extConn, data []byte) {
 	case perr != nil:
 		s.log.Debug("relay: a browser sent an invalid message", "extension", e.id, "err", perr.Message)
 	case msg.Kind() == KindRequest:
-		e.send(encodeError(msg.ID, errorf(CodeMethodNotFound, "Method not found: the proxy serves no methods to browsers (%s); a browser only answers", msg.Method)))
+		e.send(EncodeError(msg.ID, Errorf(CodeMethodNotFound, "Method not found: the proxy serves no methods to browsers (%s); a browser only answers", msg.Method)))
 	case msg.Kind() == KindNotification:
 		s.log.Debug("relay: ignoring a notification from a browser", "extension", e.id, "method", msg.Method)
 	default:
@@ -376,9 +376,9 @@ func (s *Server) answer(e *extConn, msg *Message, perr *Error) bool {
 	var out []byte
 	switch {
 	case perr != nil:
-		out = encodeError(p.orig, errorf(CodeInternalError, "Internal error: the browser sent a malformed answer: %s", perr.Message))
+		out = EncodeError(p.orig, Errorf(CodeInternalError, "Internal error: the browser sent a malformed answer: %s", perr.Message))
 	case msg.Error != nil:
-		out = encodeError(p.orig, msg.Error)
+		out = EncodeError(p.orig, msg.Error)
 	default:
 		out = rawResult(p.orig, msg.Result)
 	}
@@ -416,7 +416,7 @@ func (s *Server) dropExtension(e *extConn, reason string) {
 		l.client.send(encodeNotification(MethodDisconnected, DisconnectedParams{ConnectionID: l.id, Reason: reason}))
 		for _, p := range l.pending {
 			s.unpendLocked(p)
-			l.client.send(encodeError(p.orig, errorf(CodeServerError, "The browser disconnected before answering (%s)", reason)))
+			l.client.send(EncodeError(p.orig, Errorf(CodeServerError, "The browser disconnected before answering (%s)", reason)))
 		}
 		l.client.link = nil
 		delete(s.links, l.id)
@@ -477,12 +477,12 @@ func (s *Server) onClientMessage(c *clientConn, data []byte) {
 	msg, perr := ParseMessage(data)
 	if !c.limiter.Allow() {
 		if msg.Kind() == KindRequest {
-			c.send(encodeError(msg.ID, errorf(CodeServerError, "Rate limit exceeded: at most %g messages a second (bursts of %d); slow down and try again", s.opts.ClientRate, s.opts.ClientBurst)))
+			c.send(EncodeError(msg.ID, Errorf(CodeServerError, "Rate limit exceeded: at most %g messages a second (bursts of %d); slow down and try again", s.opts.ClientRate, s.opts.ClientBurst)))
 		}
 		return
 	}
 	if perr != nil {
-		c.send(encodeError(msg.ID, perr))
+		c.send(EncodeError(msg.ID, perr))
 		return
 	}
 	switch msg.Kind() {
@@ -494,14 +494,14 @@ func (s *Server) onClientMessage(c *clientConn, data []byte) {
 		return
 	}
 	if msg.Reserved() {
-		c.send(encodeError(msg.ID, errorf(CodeInvalidRequest, "Invalid Request: ids that start with %q or %q are reserved for the proxy and browsers; use a number or a UUID", ProxyIDPrefix, ExtIDPrefix)))
+		c.send(EncodeError(msg.ID, Errorf(CodeInvalidRequest, "Invalid Request: ids that start with %q or %q are reserved for the proxy and browsers; use a number or a UUID", ProxyIDPrefix, ExtIDPrefix)))
 		return
 	}
 	s.mu.Lock()
 	authed := c.user != ""
 	s.mu.Unlock()
 	if !authed && msg.Method != MethodHandshake {
-		c.send(encodeError(msg.ID, errorf(CodeServerError, "Not authenticated: send mcp_handshake with params.accessToken first")))
+		c.send(EncodeError(msg.ID, Errorf(CodeServerError, "Not authenticated: send mcp_handshake with params.accessToken first")))
 		return
 	}
 	switch msg.Method {
@@ -514,7 +514,7 @@ func (s *Server) onClientMessage(c *clientConn, data []byte) {
 	case MethodDisconnect:
 		s.disconnect(c, msg)
 	case MethodAuthenticate, MethodAuthenticated, MethodStatus, MethodDisconnected:
-		c.send(encodeError(msg.ID, errorf(CodeMethodNotFound, "Method not found: %s is sent by the proxy, not to it", msg.Method)))
+		c.send(EncodeError(msg.ID, Errorf(CodeMethodNotFound, "Method not found: %s is sent by the proxy, not to it", msg.Method)))
 	default:
 		s.forward(c, msg)
 	}
@@ -525,18 +525,18 @@ func (s *Server) handshake(c *clientConn, msg *Message) {
 	user := c.user
 	s.mu.Unlock()
 	if user != "" {
-		c.send(encodeError(msg.ID, errorf(CodeServerError, "Already authenticated as user %s", user)))
+		c.send(EncodeError(msg.ID, Errorf(CodeServerError, "Already authenticated as user %s", user)))
 		return
 	}
 	var params HandshakeParams
 	if err := json.Unmarshal(msg.Params, &params); err != nil || params.AccessToken == "" {
-		c.send(encodeError(msg.ID, errorf(CodeInvalidParams, "Invalid params: mcp_handshake needs params.accessToken (a JWT)")))
+		c.send(EncodeError(msg.ID, Errorf(CodeInvalidParams, "Invalid params: mcp_handshake needs params.accessToken (a JWT)")))
 		return
 	}
 	id, err := s.opts.Auth.Authenticate(params.AccessToken)
 	if err != nil {
 		s.log.Warn("relay: refused an MCP client", "client", c.id, "err", err)
-		c.send(encodeError(msg.ID, errorf(CodeServerError, "Authentication failed: %v", err)))
+		c.send(EncodeError(msg.ID, Errorf(CodeServerError, "Authentication failed: %v", err)))
 		c.closeAfter(websocket.StatusPolicyViolation, "authentication failed")
 		return
 	}
@@ -547,7 +547,7 @@ func (s *Server) handshake(c *clientConn, msg *Message) {
 			c.kill(websocket.StatusPolicyViolation, "the access token expired")
 		})
 	}
-	c.send(encodeResult(msg.ID, HandshakeResult{Authenticated: true, UserID: id.User, MCPClientID: c.id}))
+	c.send(EncodeResult(msg.ID, HandshakeResult{Authenticated: true, UserID: id.User, MCPClientID: c.id}))
 	s.mu.Unlock()
 	s.log.Info("relay: MCP client connected", "client", c.id, "user", id.User)
 }
@@ -567,32 +567,32 @@ func (s *Server) listExtensions(c *clientConn, msg *Message) {
 		}
 		return list[i].ID < list[j].ID
 	})
-	c.send(encodeResult(msg.ID, ListExtensionsResult{Extensions: list}))
+	c.send(EncodeResult(msg.ID, ListExtensionsResult{Extensions: list}))
 }
 
 func (s *Server) connect(c *clientConn, msg *Message) {
 	var params ConnectParams
 	if err := json.Unmarshal(msg.Params, &params); err != nil || params.ExtensionID == "" {
-		c.send(encodeError(msg.ID, errorf(CodeInvalidParams, "Invalid params: connect needs params.extension_id (an id from list_extensions)")))
+		c.send(EncodeError(msg.ID, Errorf(CodeInvalidParams, "Invalid params: connect needs params.extension_id (an id from list_extensions)")))
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c.link != nil {
-		c.send(encodeError(msg.ID, errorf(CodeAlreadyConnected, "MCP client already connected to an extension")))
+		c.send(EncodeError(msg.ID, Errorf(CodeAlreadyConnected, "MCP client already connected to an extension")))
 		return
 	}
 	e, ok := s.exts[params.ExtensionID]
 	if !ok || e.user != c.user {
 		// The same answer for another user's browser: ids are not probed.
-		c.send(encodeError(msg.ID, errorf(CodeServerError, "Extension not found or not accessible")))
+		c.send(EncodeError(msg.ID, Errorf(CodeServerError, "Extension not found or not accessible")))
 		return
 	}
 	l := &link{id: "conn-" + newUUID(), client: c, ext: e, pending: make(map[string]*pending)}
 	e.links[l.id] = l
 	s.links[l.id] = l
 	c.link = l
-	c.send(encodeResult(msg.ID, ConnectResult{ConnectionID: l.id, ExtensionID: e.id, ExtensionName: e.name}))
+	c.send(EncodeResult(msg.ID, ConnectResult{ConnectionID: l.id, ExtensionID: e.id, ExtensionName: e.name}))
 	s.statusLocked(e)
 	s.log.Info("relay: MCP client connected to a browser", "client", c.id, "extension", e.id, "connection", l.id)
 }
@@ -601,10 +601,10 @@ func (s *Server) disconnect(c *clientConn, msg *Message) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if l := c.link; l != nil {
-		s.unlinkLocked(l, errorf(CodeServerError, "Cancelled: the client disconnected from the browser before it answered"))
+		s.unlinkLocked(l, Errorf(CodeServerError, "Cancelled: the client disconnected from the browser before it answered"))
 		s.log.Info("relay: MCP client disconnected from a browser", "client", c.id, "connection", l.id)
 	}
-	c.send(encodeResult(msg.ID, DisconnectResult{Disconnected: true}))
+	c.send(EncodeResult(msg.ID, DisconnectResult{Disconnected: true}))
 }
 
 // unlinkLocked removes a client's connection to a browser. Its requests in
@@ -613,7 +613,7 @@ func (s *Server) unlinkLocked(l *link, failed *Error) {
 	for _, p := range l.pending {
 		s.unpendLocked(p)
 		if failed != nil {
-			l.client.send(encodeError(p.orig, failed))
+			l.client.send(EncodeError(p.orig, failed))
 		}
 	}
 	delete(l.ext.links, l.id)
@@ -638,25 +638,25 @@ func (s *Server) forward(c *clientConn, msg *Message) {
 	l := c.link
 	switch {
 	case l == nil:
-		c.send(encodeError(msg.ID, errorf(CodeServerError, "Not connected to an extension: call list_extensions, then connect, before %s", msg.Method)))
+		c.send(EncodeError(msg.ID, Errorf(CodeServerError, "Not connected to an extension: call list_extensions, then connect, before %s", msg.Method)))
 		return
 	case msg.ConnectionID != "" && msg.ConnectionID != l.id:
-		c.send(encodeError(msg.ID, errorf(CodeServerError, "connectionId %q is not this client's connection (%s)", msg.ConnectionID, l.id)))
+		c.send(EncodeError(msg.ID, Errorf(CodeServerError, "connectionId %q is not this client's connection (%s)", msg.ConnectionID, l.id)))
 		return
 	case len(l.pending) >= s.opts.MaxInflight:
-		c.send(encodeError(msg.ID, errorf(CodeServerError, "Too many requests in flight (%d): wait for answers before sending more", s.opts.MaxInflight)))
+		c.send(EncodeError(msg.ID, Errorf(CodeServerError, "Too many requests in flight (%d): wait for answers before sending more", s.opts.MaxInflight)))
 		return
 	}
 	mapped := MapID(l.id, msg)
 	if _, dup := l.pending[mapped]; dup {
-		c.send(encodeError(msg.ID, errorf(CodeInvalidRequest, "Invalid Request: a request with id %s is already in flight", msg.ID)))
+		c.send(EncodeError(msg.ID, Errorf(CodeInvalidRequest, "Invalid Request: a request with id %s is already in flight", msg.ID)))
 		return
 	}
 	p := &pending{link: l, orig: msg.ID, mapped: mapped}
 	p.timer = time.AfterFunc(s.opts.RequestTimeout, func() { s.timeout(p) })
 	l.pending[mapped] = p
 	l.ext.pending[mapped] = p
-	l.ext.send(encodeRequest(stringID(mapped), msg.Method, msg.Params))
+	l.ext.send(EncodeRequest(stringID(mapped), msg.Method, msg.Params))
 }
 
 // timeout fails a request the browser did not answer in time.
@@ -667,7 +667,7 @@ func (s *Server) timeout(p *pending) {
 		return
 	}
 	s.unpendLocked(p)
-	p.link.client.send(encodeError(p.orig, errorf(CodeServerError, "The browser did not answer within %s", s.opts.RequestTimeout)))
+	p.link.client.send(EncodeError(p.orig, Errorf(CodeServerError, "The browser did not answer within %s", s.opts.RequestTimeout)))
 }
 
 // Stats counts what the server holds, for logs and tests.
