@@ -40,4 +40,3 @@ func TestTLS(t *testing.T) {
 		t.Fatalf("handshake over TLS: %+v %v", res, err)
 	}
 }
-
