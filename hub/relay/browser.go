@@ -65,6 +65,10 @@ type BrowserSideOptions struct {
 	MinBackoff, MaxBackoff time.Duration
 	// PingInterval is how often the relay is pinged (default 30 s).
 	PingInterval time.Duration
+	// OnAuthenticated, when set, is called each time the relay accepts the
+	// browser, with the extension id clients connect to: an event for a
+	// status line or a test to wait on, instead of asking the relay.
+	OnAuthenticated func(extensionID string)
 }
 
 // BrowserSide is the seed's "extension": it connects to the relay, answers
@@ -264,6 +268,9 @@ func (b *BrowserSide) onNotification(msg *proxy.Message, authed *bool) {
 		_ = json.Unmarshal(msg.Params, &p)
 		*authed = true
 		b.log.Info("the relay accepted this browser", "name", b.opts.Name, "extension", p.ExtensionID, "user", p.UserID)
+		if b.opts.OnAuthenticated != nil {
+			b.opts.OnAuthenticated(p.ExtensionID)
+		}
 	case proxy.MethodStatus:
 		var p proxy.StatusParams
 		_ = json.Unmarshal(msg.Params, &p)
