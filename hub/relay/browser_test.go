@@ -26,10 +26,17 @@ func (pageBrowser) Invoke(_ context.Context, docKey, tool string, input json.Raw
 	return core.Result{Kind: "string", Value: fmt.Sprintf("%s ran %s with %s", docKey, tool, input)}, nil
 }
 
+// tabReporter is the part of the hub that cdp tells of opened and closed
+// tabs: *hub.Hub, or fakeHub (browser_fake_test.go).
+type tabReporter interface {
+	TabOpened(id, url, title string)
+	TabClosed(id string)
+}
+
 // fakeActions records the browser actions and reports opened and closed tabs
 // to the hub, as cdp does.
 type fakeActions struct {
-	hub *hub.Hub
+	hub tabReporter
 
 	mu    sync.Mutex
 	calls []string
@@ -143,6 +150,17 @@ func (h *harness) startBrowser(t *testing.T, user, name string, hb *hub.Hub, mod
 	if mod != nil {
 		mod(&opts)
 	}
+	// The browser side says when the relay accepted it: wait for that event
+	// rather than asking the relay until it lists the browser.
+	registered := make(chan struct{})
+	var once sync.Once
+	then := opts.OnAuthenticated
+	opts.OnAuthenticated = func(id string) {
+		once.Do(func() { close(registered) })
+		if then != nil {
+			then(id)
+		}
+	}
 	bs, err := NewBrowserSide(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +173,11 @@ func (h *harness) startBrowser(t *testing.T, user, name string, hb *hub.Hub, mod
 	}()
 	s := &browserSetup{harness: h, hub: hb, actions: acts, cancel: cancel, done: done}
 	t.Cleanup(s.stop)
-	waitFor(t, "the browser to register", func() bool { return h.srv.Stats().Browsers > 0 })
+	select {
+	case <-registered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the relay did not accept the browser within 10 s")
+	}
 	return s
 }
 
@@ -164,6 +186,9 @@ func (s *browserSetup) stop() {
 	<-s.done
 }
 
+// waitFor checks cond every 5 ms for up to 10 s. It polls: the connect
+// side's tests use it for Remote.Status, which has no change event; new
+// tests should wait on an event instead.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/coder/websocket"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/relay/proxy"
 )
 
 // ClientOptions configures Dial.
@@ -47,7 +48,7 @@ func Dial(ctx context.Context, url string, opts ClientOptions) (*Client, error) 
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	ws, err := dial(ctx, url, opts.Dial)
+	ws, err := proxy.DialWebSocket(ctx, url, opts.Dial)
 	if err != nil {
 		return nil, err
 	}
@@ -113,13 +114,13 @@ func (c *Client) read() {
 			}
 		case KindRequest:
 			// A client never answers: say so, so the asker does not wait.
-			_ = c.write(context.Background(), encodeError(msg.ID, errorf(CodeMethodNotFound, "Method not found: this MCP client serves no methods")))
+			_ = c.write(context.Background(), proxy.EncodeError(msg.ID, proxy.Errorf(CodeMethodNotFound, "Method not found: this MCP client serves no methods")))
 		}
 	}
 }
 
 func (c *Client) write(ctx context.Context, data []byte) error {
-	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, proxy.WriteTimeout)
 	defer cancel()
 	if err := c.ws.Write(ctx, websocket.MessageText, data); err != nil {
 		return fmt.Errorf("writing to the relay: %w", err)
@@ -146,7 +147,7 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 		delete(c.pending, key)
 		c.mu.Unlock()
 	}
-	if err := c.write(ctx, encodeRequest(json.RawMessage(key), method, params)); err != nil {
+	if err := c.write(ctx, proxy.EncodeRequest(json.RawMessage(key), method, params)); err != nil {
 		forget()
 		return err
 	}
@@ -174,7 +175,7 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 // Handshake authenticates with an access token.
 func (c *Client) Handshake(ctx context.Context, token string) (HandshakeResult, error) {
 	var res HandshakeResult
-	err := c.Call(ctx, MethodHandshake, HandshakeParams{AccessToken: token}, &res)
+	err := c.Call(ctx, MethodHandshake, proxy.HandshakeParams{AccessToken: token}, &res)
 	return res, err
 }
 
@@ -188,7 +189,7 @@ func (c *Client) ListExtensions(ctx context.Context) ([]ExtensionInfo, error) {
 // Connect connects to a browser; forwarded methods then go to it.
 func (c *Client) Connect(ctx context.Context, extensionID string) (ConnectResult, error) {
 	var res ConnectResult
-	err := c.Call(ctx, MethodConnect, ConnectParams{ExtensionID: extensionID}, &res)
+	err := c.Call(ctx, MethodConnect, proxy.ConnectParams{ExtensionID: extensionID}, &res)
 	return res, err
 }
 

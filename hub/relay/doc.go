@@ -1,8 +1,17 @@
 // Package relay implements remote mode: the MCP Proxy Protocol of seed 001
-// (JSON-RPC 2.0 over WebSocket) with its three roles.
+// (JSON-RPC 2.0 over WebSocket) with its three roles. The protocol and the
+// proxy are in package proxy, which knows nothing of the hub; this package
+// holds the two ends, and names the proxy's types (proxy.go) for the code
+// that used them from here.
 //
-//   - Server is the proxy. Browsers connect to /extension, MCP clients to
-//     /mcp. The proxy asks each browser to authenticate (id "proxy:1"),
+// How a tool call flows: an agent calls a tool on Remote (connect side),
+// whose Client sends tools/call to the proxy; the proxy forwards it with a
+// mapped id to the BrowserSide, whose session loop (browser.go) reads it,
+// runs it on its own goroutine (browser_tools.go: Hub.Call), and writes the
+// answer, which the proxy maps back to the agent's id.
+//
+//   - Server (package proxy) is the proxy. Browsers connect to /extension,
+//     MCP clients to /mcp. The proxy asks each browser to authenticate (id "proxy:1"),
 //     checks its JWT and sends the authenticated notification; it answers
 //     the control methods mcp_handshake, list_extensions, connect and
 //     disconnect itself; it forwards every other request of a connected
@@ -12,8 +21,9 @@
 //     clients change, and disconnected to each connected client when a
 //     browser goes away, failing that client's requests in flight at once.
 //   - BrowserSide is the seed's passive "extension", run next to a browser by
-//     webmcp-cdp launch or attach: it waits for authenticate, answers with
-//     its name and token, and then only answers. It serves the seed's browser
+//     webmcp-cdp launch or attach. It sees the hub only through the Hub
+//     interface (hub.go). It waits for authenticate, answers with its name
+//     and token, and then only answers. It serves the seed's browser
 //     methods (createTab, getTabs, selectTab, activateTab, closeTab,
 //     browser_navigate, goBack, goForward, click, type, hover, screenshot,
 //     and forwardCDPCommand when allowed) and the hub's routed tools as

@@ -1,4 +1,4 @@
-package relay
+package proxy
 
 import (
 	"bytes"
@@ -69,8 +69,8 @@ type Error struct {
 // Error returns the message with the code.
 func (e *Error) Error() string { return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code) }
 
-// errorf makes an *Error.
-func errorf(code int, format string, args ...any) *Error {
+// Errorf makes an *Error with a formatted message.
+func Errorf(code int, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -121,6 +121,9 @@ func (m *Message) Kind() Kind { return m.kind }
 // a reserved prefix), a number as it was written. It is "" without an id.
 func (m *Message) IDKey() string { return m.idKey }
 
+// IDIsString reports whether the id is a JSON string (forwarded ids are).
+func (m *Message) IDIsString() bool { return m.idString }
+
 // Reserved reports whether the id is a string with a reserved prefix.
 func (m *Message) Reserved() bool {
 	return m.idString && (strings.HasPrefix(m.idKey, ProxyIDPrefix) || strings.HasPrefix(m.idKey, ExtIDPrefix))
@@ -143,35 +146,35 @@ func member(key string) bool {
 func ParseMessage(data []byte) (*Message, *Error) {
 	m := &Message{}
 	if !json.Valid(data) {
-		return m, errorf(CodeParseError, "Parse error: the message is not valid JSON")
+		return m, Errorf(CodeParseError, "Parse error: the message is not valid JSON")
 	}
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	switch {
 	case len(trimmed) > 0 && trimmed[0] == '[':
-		return m, errorf(CodeInvalidRequest, "Invalid Request: batches are not supported; send one JSON object per message")
+		return m, Errorf(CodeInvalidRequest, "Invalid Request: batches are not supported; send one JSON object per message")
 	case len(trimmed) == 0 || trimmed[0] != '{':
-		return m, errorf(CodeInvalidRequest, "Invalid Request: a message must be a JSON object")
+		return m, Errorf(CodeInvalidRequest, "Invalid Request: a message must be a JSON object")
 	}
 	raw := make(map[string]json.RawMessage, 6)
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if _, err := dec.Token(); err != nil { // '{'
-		return m, errorf(CodeParseError, "Parse error: %v", err)
+		return m, Errorf(CodeParseError, "Parse error: %v", err)
 	}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return m, errorf(CodeParseError, "Parse error: %v", err)
+			return m, Errorf(CodeParseError, "Parse error: %v", err)
 		}
 		key, _ := tok.(string)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return m, errorf(CodeParseError, "Parse error: %v", err)
+			return m, Errorf(CodeParseError, "Parse error: %v", err)
 		}
 		if !member(key) {
 			continue
 		}
 		if _, dup := raw[key]; dup {
-			return m, errorf(CodeInvalidRequest, "Invalid Request: the member %q appears twice", key)
+			return m, Errorf(CodeInvalidRequest, "Invalid Request: the member %q appears twice", key)
 		}
 		raw[key] = v
 	}
@@ -184,36 +187,36 @@ func ParseMessage(data []byte) (*Message, *Error) {
 	}
 	var version string
 	if err := json.Unmarshal(raw["jsonrpc"], &version); err != nil || version != "2.0" {
-		return m, errorf(CodeInvalidRequest, `Invalid Request: "jsonrpc" must be "2.0"`)
+		return m, Errorf(CodeInvalidRequest, `Invalid Request: "jsonrpc" must be "2.0"`)
 	}
 	if v, ok := raw["method"]; ok {
 		if err := json.Unmarshal(v, &m.Method); err != nil || m.Method == "" {
-			return m, errorf(CodeInvalidRequest, `Invalid Request: "method" must be a non-empty string`)
+			return m, Errorf(CodeInvalidRequest, `Invalid Request: "method" must be a non-empty string`)
 		}
 		if len(m.Method) > maxMethodBytes {
-			return m, errorf(CodeInvalidRequest, "Invalid Request: the method name is longer than %d bytes", maxMethodBytes)
+			return m, Errorf(CodeInvalidRequest, "Invalid Request: the method name is longer than %d bytes", maxMethodBytes)
 		}
 	}
-	if v, ok := raw["params"]; ok && !isNull(v) {
-		if c := firstByte(v); c != '{' && c != '[' {
-			return m, errorf(CodeInvalidRequest, `Invalid Request: "params" must be an object or an array`)
+	if v, ok := raw["params"]; ok && !IsNull(v) {
+		if c := FirstByte(v); c != '{' && c != '[' {
+			return m, Errorf(CodeInvalidRequest, `Invalid Request: "params" must be an object or an array`)
 		}
 		m.Params = v
 	}
 	if v, ok := raw["connectionId"]; ok {
 		if err := json.Unmarshal(v, &m.ConnectionID); err != nil {
-			return m, errorf(CodeInvalidRequest, `Invalid Request: "connectionId" must be a string`)
+			return m, Errorf(CodeInvalidRequest, `Invalid Request: "connectionId" must be a string`)
 		}
 	}
 	_, hasResult := raw["result"]
 	errRaw, hasError := raw["error"]
 	if m.nullID && (m.Method != "" || !hasError) {
 		m.ID, m.nullID = nil, false
-		return m, errorf(CodeInvalidRequest, "Invalid Request: the id must be a string or a number")
+		return m, Errorf(CodeInvalidRequest, "Invalid Request: the id must be a string or a number")
 	}
 	if m.Method != "" {
 		if hasResult || hasError {
-			return m, errorf(CodeInvalidRequest, `Invalid Request: a request cannot carry "result" or "error"`)
+			return m, Errorf(CodeInvalidRequest, `Invalid Request: a request cannot carry "result" or "error"`)
 		}
 		m.kind = KindNotification
 		if m.ID != nil {
@@ -222,20 +225,20 @@ func ParseMessage(data []byte) (*Message, *Error) {
 		return m, nil
 	}
 	if _, ok := raw["method"]; ok {
-		return m, errorf(CodeInvalidRequest, `Invalid Request: "method" must be a non-empty string`)
+		return m, Errorf(CodeInvalidRequest, `Invalid Request: "method" must be a non-empty string`)
 	}
 	if m.ID == nil {
-		return m, errorf(CodeInvalidRequest, `Invalid Request: "method" is missing`)
+		return m, Errorf(CodeInvalidRequest, `Invalid Request: "method" is missing`)
 	}
 	if hasResult == hasError {
-		return m, errorf(CodeInvalidRequest, `Invalid Request: a response needs exactly one of "result" and "error"`)
+		return m, Errorf(CodeInvalidRequest, `Invalid Request: a response needs exactly one of "result" and "error"`)
 	}
 	if hasResult {
 		m.Result = raw["result"]
 	} else {
 		var e Error
-		if firstByte(errRaw) != '{' || json.Unmarshal(errRaw, &e) != nil || !hasMembers(errRaw, "code", "message") {
-			return m, errorf(CodeInvalidRequest, `Invalid Request: "error" must be an object with an integer "code" and a string "message"`)
+		if FirstByte(errRaw) != '{' || json.Unmarshal(errRaw, &e) != nil || !hasMembers(errRaw, "code", "message") {
+			return m, Errorf(CodeInvalidRequest, `Invalid Request: "error" must be an object with an integer "code" and a string "message"`)
 		}
 		m.Error = &e
 	}
@@ -245,27 +248,27 @@ func ParseMessage(data []byte) (*Message, *Error) {
 
 // setID checks and records the id: a string or a number, within bounds.
 func (m *Message) setID(v json.RawMessage) *Error {
-	switch c := firstByte(v); {
+	switch c := FirstByte(v); {
 	case c == '"':
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
-			return errorf(CodeInvalidRequest, "Invalid Request: the id is not a valid string")
+			return Errorf(CodeInvalidRequest, "Invalid Request: the id is not a valid string")
 		}
 		if len(s) > maxIDBytes {
-			return errorf(CodeInvalidRequest, "Invalid Request: the id is longer than %d bytes", maxIDBytes)
+			return Errorf(CodeInvalidRequest, "Invalid Request: the id is longer than %d bytes", maxIDBytes)
 		}
 		m.ID, m.idKey, m.idString = v, s, true
 	case c == '-' || (c >= '0' && c <= '9'):
 		if len(v) > 64 {
-			return errorf(CodeInvalidRequest, "Invalid Request: the id is longer than 64 digits")
+			return Errorf(CodeInvalidRequest, "Invalid Request: the id is longer than 64 digits")
 		}
 		m.ID, m.idKey = v, string(v)
-	case c == 'n' && isNull(v):
+	case c == 'n' && IsNull(v):
 		// Only an error answer to a message whose id could not be read has a
 		// null id; ParseMessage refuses it anywhere else.
 		m.ID, m.nullID = v, true
 	default:
-		return errorf(CodeInvalidRequest, "Invalid Request: the id must be a string or a number")
+		return Errorf(CodeInvalidRequest, "Invalid Request: the id must be a string or a number")
 	}
 	return nil
 }
@@ -292,7 +295,9 @@ func hasMembers(obj json.RawMessage, keys ...string) bool {
 	return true
 }
 
-func firstByte(v []byte) byte {
+// FirstByte returns the first byte of v after white space, or 0: what kind
+// of JSON value v holds.
+func FirstByte(v []byte) byte {
 	v = bytes.TrimLeft(v, " \t\r\n")
 	if len(v) == 0 {
 		return 0
@@ -300,7 +305,8 @@ func firstByte(v []byte) byte {
 	return v[0]
 }
 
-func isNull(v []byte) bool { return string(bytes.TrimSpace(v)) == "null" }
+// IsNull reports whether v is the JSON null.
+func IsNull(v []byte) bool { return string(bytes.TrimSpace(v)) == "null" }
 
 // wire is the shape of every message written.
 type wire struct {
@@ -318,7 +324,7 @@ func encode(w wire) []byte {
 	w.JSONRPC = "2.0"
 	b, err := json.Marshal(w)
 	if err != nil {
-		fb, _ := json.Marshal(wire{JSONRPC: "2.0", ID: w.ID, Error: errorf(CodeInternalError, "Internal error: encoding the message: %v", err)})
+		fb, _ := json.Marshal(wire{JSONRPC: "2.0", ID: w.ID, Error: Errorf(CodeInternalError, "Internal error: encoding the message: %v", err)})
 		return fb
 	}
 	return b
@@ -330,7 +336,7 @@ func marshalParams(v any) (json.RawMessage, error) {
 	case nil:
 		return json.RawMessage(`{}`), nil
 	case json.RawMessage:
-		if len(x) == 0 || isNull(x) {
+		if len(x) == 0 || IsNull(x) {
 			return json.RawMessage(`{}`), nil
 		}
 		return x, nil
@@ -339,14 +345,14 @@ func marshalParams(v any) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the params: %w", err)
 	}
-	if isNull(b) {
+	if IsNull(b) {
 		return json.RawMessage(`{}`), nil
 	}
 	return b, nil
 }
 
-// encodeRequest writes a request (or, with a nil id, a notification).
-func encodeRequest(id json.RawMessage, method string, params any) []byte {
+// EncodeRequest writes a request (or, with a nil id, a notification).
+func EncodeRequest(id json.RawMessage, method string, params any) []byte {
 	p, err := marshalParams(params)
 	if err != nil {
 		p = json.RawMessage(`{}`)
@@ -356,21 +362,21 @@ func encodeRequest(id json.RawMessage, method string, params any) []byte {
 
 // encodeNotification writes a notification.
 func encodeNotification(method string, params any) []byte {
-	return encodeRequest(nil, method, params)
+	return EncodeRequest(nil, method, params)
 }
 
-// encodeResult writes a successful response. The result is always present,
+// EncodeResult writes a successful response. The result is always present,
 // {} when there is nothing to say (the seed's rule).
-func encodeResult(id json.RawMessage, result any) []byte {
+func EncodeResult(id json.RawMessage, result any) []byte {
 	r, err := marshalParams(result)
 	if err != nil {
-		return encodeError(id, errorf(CodeInternalError, "Internal error: %v", err))
+		return EncodeError(id, Errorf(CodeInternalError, "Internal error: %v", err))
 	}
 	return encode(wire{ID: id, Result: r})
 }
 
-// encodeError writes an error response; a nil id becomes null.
-func encodeError(id json.RawMessage, e *Error) []byte {
+// EncodeError writes an error response; a nil id becomes null.
+func EncodeError(id json.RawMessage, e *Error) []byte {
 	if id == nil {
 		id = json.RawMessage(`null`)
 	}

@@ -1,4 +1,4 @@
-package relay
+package proxy
 
 import (
 	"encoding/json"
@@ -115,10 +115,10 @@ func TestEncode(t *testing.T) {
 		got  []byte
 		want string
 	}{
-		{"request", encodeRequest(stringID("proxy:1"), MethodAuthenticate, nil), `{"jsonrpc":"2.0","id":"proxy:1","method":"authenticate","params":{}}`},
+		{"request", EncodeRequest(stringID("proxy:1"), MethodAuthenticate, nil), `{"jsonrpc":"2.0","id":"proxy:1","method":"authenticate","params":{}}`},
 		{"notification", encodeNotification(MethodDisconnected, DisconnectedParams{ConnectionID: "conn-1", Reason: "Extension closed"}), `{"jsonrpc":"2.0","method":"disconnected","params":{"connection_id":"conn-1","reason":"Extension closed"}}`},
-		{"empty result is {}", encodeResult(json.RawMessage(`4`), nil), `{"jsonrpc":"2.0","id":4,"result":{}}`},
-		{"error with null id", encodeError(nil, errorf(CodeParseError, "Parse error")), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`},
+		{"empty result is {}", EncodeResult(json.RawMessage(`4`), nil), `{"jsonrpc":"2.0","id":4,"result":{}}`},
+		{"error with null id", EncodeError(nil, Errorf(CodeParseError, "Parse error")), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`},
 		{"raw result keeps the id's type", rawResult(json.RawMessage(`"550e"`), json.RawMessage(`{"tabId":42}`)), `{"jsonrpc":"2.0","id":"550e","result":{"tabId":42}}`},
 	}
 	for _, tt := range tests {

@@ -1,4 +1,4 @@
-package relay
+package proxy
 
 import (
 	"encoding/json"
@@ -23,7 +23,7 @@ func FuzzParseMessage(f *testing.F) {
 			t.Fatal("nil message")
 		}
 		if perr != nil {
-			ans, err := ParseMessage(encodeError(m.ID, perr))
+			ans, err := ParseMessage(EncodeError(m.ID, perr))
 			if err != nil || ans.Kind() != KindResponse || ans.Error.Code != perr.Code {
 				t.Fatalf("the answer to %q does not parse: %v", data, err)
 			}
@@ -32,10 +32,10 @@ func FuzzParseMessage(f *testing.F) {
 		var again []byte
 		switch m.Kind() {
 		case KindRequest, KindNotification:
-			again = encodeRequest(m.ID, m.Method, m.Params)
+			again = EncodeRequest(m.ID, m.Method, m.Params)
 		case KindResponse:
 			if m.Error != nil {
-				again = encodeError(m.ID, m.Error)
+				again = EncodeError(m.ID, m.Error)
 			} else {
 				again = rawResult(m.ID, m.Result)
 			}

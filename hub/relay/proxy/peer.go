@@ -1,4 +1,4 @@
-package relay
+package proxy
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 	"github.com/coder/websocket"
 )
 
-// writeTimeout bounds one WebSocket write; a peer that takes longer is gone.
-const writeTimeout = 15 * time.Second
+// WriteTimeout bounds one WebSocket write; a peer that takes longer is gone.
+const WriteTimeout = 15 * time.Second
 
 // frame is one queued write: a message, or the close that follows the
 // messages queued before it.
@@ -91,7 +91,7 @@ func (p *peer) writeLoop(ctx context.Context) {
 				p.kill(f.code, f.reason)
 				return
 			}
-			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+			wctx, cancel := context.WithTimeout(ctx, WriteTimeout)
 			err := p.ws.Write(wctx, websocket.MessageText, f.data)
 			cancel()
 			if err != nil {
@@ -205,8 +205,8 @@ func IsLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// dial opens a WebSocket to a relay.
-func dial(ctx context.Context, raw string, opts DialOptions) (*websocket.Conn, error) {
+// DialWebSocket opens a WebSocket to a relay (the ends of the protocol use it).
+func DialWebSocket(ctx context.Context, raw string, opts DialOptions) (*websocket.Conn, error) {
 	if _, err := CheckURL(raw, opts.Insecure); err != nil {
 		return nil, err
 	}
