@@ -217,6 +217,8 @@ func (s *Session) dispatch(msg *cdproto.Message) {
 
 // Pending is a command that was written and whose response is awaited.
 type Pending struct {
+	c       *Conn
+	id      int64
 	session target.SessionID
 	done    chan struct{}
 	result  jsonv2.Value
@@ -224,17 +226,27 @@ type Pending struct {
 	method  string
 }
 
+// finish completes p. Only the one who removed p from Conn.pending calls it,
+// so it runs once.
 func (p *Pending) finish(result jsonv2.Value, err error) {
 	p.result, p.err = result, err
 	close(p.done)
 }
 
 // Wait waits for the response and decodes it into result (which may be nil).
+//
+// When ctx ends first, the command is given up: the connection forgets it
+// (its response, if one comes, is dropped), and this and every later Wait
+// return the context's error.
 func (p *Pending) Wait(ctx context.Context, result any) error {
 	select {
 	case <-p.done:
 	case <-ctx.Done():
-		return ctx.Err()
+		p.abandon(ctx.Err())
+		// The reader, a detach or the end of the connection may have taken
+		// p a moment before: then p.done is closed, or about to be, and
+		// p.err is theirs.
+		<-p.done
 	}
 	if p.err != nil {
 		return fmt.Errorf("%s: %w", p.method, p.err)
@@ -246,6 +258,20 @@ func (p *Pending) Wait(ctx context.Context, result any) error {
 		return fmt.Errorf("decoding the result of %s: %w", p.method, err)
 	}
 	return nil
+}
+
+// abandon forgets p, unless the connection took it to finish it already.
+func (p *Pending) abandon(cause error) {
+	c := p.c
+	c.mu.Lock()
+	mine := c.pending[p.id] == p
+	if mine {
+		delete(c.pending, p.id)
+	}
+	c.mu.Unlock()
+	if mine {
+		p.finish(nil, fmt.Errorf("gave up waiting for the answer: %w", cause))
+	}
 }
 
 // Send writes a command and returns at once; Wait on the result. Sending
@@ -261,13 +287,14 @@ func (s *Session) Send(method string, params any) (*Pending, error) {
 		raw = b
 	}
 	id := c.nextID.Add(1)
-	p := &Pending{session: s.id, done: make(chan struct{}), method: method}
+	p := &Pending{c: c, id: id, session: s.id, done: make(chan struct{}), method: method}
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if _, ok := c.sessions[s.id]; !ok {
+	// A session that detached stays gone even if the browser reuses its id.
+	if c.sessions[s.id] != s {
 		c.mu.Unlock()
 		return nil, ErrTargetGone
 	}
