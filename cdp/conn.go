@@ -44,6 +44,9 @@ type Conn struct {
 
 	browser *Session
 	done    chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // NewConn starts reading t. Close it with Close.
@@ -73,11 +76,16 @@ func (c *Conn) Err() error {
 	return c.err
 }
 
-// Close closes the transport.
+// Close closes the transport and waits for the reader to stop. Calling it
+// again returns the first call's result.
 func (c *Conn) Close() error {
-	err := c.t.Close()
-	<-c.done
-	return err
+	c.closeOnce.Do(func() {
+		if err := c.t.Close(); err != nil {
+			c.closeErr = fmt.Errorf("closing the browser connection: %w", err)
+		}
+		<-c.done
+	})
+	return c.closeErr
 }
 
 // Attach registers a flat session. It must be called from an event handler
@@ -90,8 +98,15 @@ func (c *Conn) Attach(id target.SessionID) *Session {
 func (c *Conn) newSession(id target.SessionID) *Session {
 	s := &Session{c: c, id: id, subs: make(map[string][]*subscription), closed: make(chan struct{})}
 	c.mu.Lock()
+	old := c.sessions[id]
 	c.sessions[id] = s
 	c.mu.Unlock()
+	if old != nil {
+		// The browser attached the same session id twice: the new Session
+		// takes over, and the old one ends so its subscriptions do not leak.
+		c.logger.Warn("a session was attached twice; the first one is closed", "session", id)
+		old.close()
+	}
 	return s
 }
 
@@ -121,6 +136,12 @@ func (c *Conn) read() {
 	for {
 		msg := new(cdproto.Message)
 		if err := c.t.Read(context.Background(), msg); err != nil {
+			// The transports read a whole message before decoding it, so
+			// after a message that is not JSON the next one is intact.
+			if _, ok := errors.AsType[*jsonv2.SyntacticError](err); ok {
+				c.logger.Error("skipped a message from the browser that is not valid JSON", "err", err)
+				continue
+			}
 			c.fail(err)
 			return
 		}
@@ -156,7 +177,7 @@ func (c *Conn) fail(err error) {
 	c.sessions = make(map[target.SessionID]*Session)
 	c.mu.Unlock()
 	for _, p := range pending {
-		p.finish(nil, ErrClosed)
+		p.finish(nil, fmt.Errorf("%w: %w", ErrClosed, err))
 	}
 	for _, s := range sessions {
 		s.close()
