@@ -98,6 +98,12 @@ func (c *Conn) Attach(id target.SessionID) *Session {
 func (c *Conn) newSession(id target.SessionID) *Session {
 	s := &Session{c: c, id: id, subs: make(map[string][]*subscription), closed: make(chan struct{})}
 	c.mu.Lock()
+	if c.err != nil {
+		// The connection ended: the session can never get a message.
+		c.mu.Unlock()
+		s.close()
+		return s
+	}
 	old := c.sessions[id]
 	c.sessions[id] = s
 	c.mu.Unlock()

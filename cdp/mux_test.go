@@ -375,3 +375,24 @@ func TestCloseReportsTransportError(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestAttachAfterEnd: a session attached once the connection ended is
+// closed at once, so its subscriptions end instead of leaking.
+func TestAttachAfterEnd(t *testing.T) {
+	c, f := newTestConn(t)
+	select {
+	case f.readErr <- io.EOF:
+	case <-t.Context().Done():
+	}
+	closedWithin(t, c.Done(), "Done")
+	s := c.Attach("LATE")
+	closedWithin(t, s.Closed(), "the late session's Closed")
+	events, cancel := s.Subscribe("X.ev")
+	defer cancel()
+	if _, ok := <-events; ok {
+		t.Error("a subscription of the late session delivered an event")
+	}
+	if _, err := s.Send("X.call", nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("Send = %v, want ErrClosed", err)
+	}
+}
