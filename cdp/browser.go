@@ -216,11 +216,13 @@ func (p *Process) start(exe string, args []string) error {
 		err := cmd.Wait()
 		p.mu.Lock()
 		p.waitErr = err
+		var last []string
 		if len(p.partial) > 0 {
-			p.addLine(string(p.partial))
+			last = p.addLineLocked(last, string(p.partial))
 			p.partial = nil
 		}
 		p.mu.Unlock()
+		p.logLines(last)
 		close(p.exited)
 	}()
 	p.conn = NewConn(chromedp.NewPipeConn(parentR, parentW), p.logger)
@@ -233,30 +235,41 @@ type outputTail Process
 
 func (w *outputTail) Write(b []byte) (int, error) {
 	p := (*Process)(w)
+	var lines []string
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.partial = append(p.partial, b...)
 	for {
 		i := bytes.IndexByte(p.partial, '\n')
 		if i < 0 {
 			break
 		}
-		p.addLine(string(p.partial[:i]))
+		lines = p.addLineLocked(lines, string(p.partial[:i]))
 		p.partial = p.partial[i+1:]
 	}
 	if len(p.partial) > 64<<10 {
-		p.addLine(string(p.partial))
+		lines = p.addLineLocked(lines, string(p.partial))
 		p.partial = nil
 	}
+	p.mu.Unlock()
+	// Logged without the lock: a log handler may call ExitReason.
+	p.logLines(lines)
 	return len(b), nil
 }
 
-// addLine records a line of the browser's output; p.mu is held.
-func (p *Process) addLine(line string) {
-	p.logger.Debug("browser", "line", line)
+// addLineLocked keeps a line of the browser's output for ExitReason, and
+// appends it to lines for logging; p.mu is held.
+func (p *Process) addLineLocked(lines []string, line string) []string {
 	p.tail = append(p.tail, line)
 	if len(p.tail) > tailLines {
 		p.tail = p.tail[1:]
+	}
+	return append(lines, line)
+}
+
+// logLines logs lines of the browser's output.
+func (p *Process) logLines(lines []string) {
+	for _, line := range lines {
+		p.logger.Debug("browser", "line", line)
 	}
 }
 

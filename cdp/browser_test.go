@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -58,6 +60,7 @@ func TestFakeBrowserProcess(t *testing.T) {
 	if mode == "stubborn" {
 		select {}
 	}
+	fmt.Fprintln(os.Stderr, "fake browser: the pipe closed, exiting")
 	os.Exit(0)
 }
 
@@ -251,4 +254,50 @@ func TestCloseReportsWhatIsLeft(t *testing.T) {
 		}
 		os.RemoveAll(p.tempDir)
 	})
+}
+
+// reentrantHandler is a log handler that calls back into the Process whose
+// output it logs.
+type reentrantHandler struct {
+	p     atomic.Pointer[Process]
+	lines atomic.Int64
+}
+
+func (h *reentrantHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *reentrantHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *reentrantHandler) WithGroup(string) slog.Handler            { return h }
+func (h *reentrantHandler) Handle(_ context.Context, r slog.Record) error {
+	if p := h.p.Load(); p != nil && r.Message == "browser" {
+		_ = p.ExitReason()
+		h.lines.Add(1)
+	}
+	return nil
+}
+
+// TestOutputLoggedWithoutLock: the browser's output is logged without the
+// Process's lock held, so a log handler may call back into the Process.
+func TestOutputLoggedWithoutLock(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	h := &reentrantHandler{}
+	p, err := Launch(t.Context(), LaunchOptions{Chrome: fakeBrowser(t, "serve"), Headless: true, Logger: slog.New(h)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.p.Store(p)
+	type closed struct {
+		err    error
+		reason string
+	}
+	done := make(chan closed, 1)
+	go func() {
+		err := p.Close()
+		done <- closed{err, p.ExitReason()}
+	}()
+	r := recv(t, done, "the end of Close (a deadlock?)")
+	if r.err != nil {
+		t.Errorf("Close = %v", r.err)
+	}
+	if !strings.Contains(r.reason, "the pipe closed") || h.lines.Load() == 0 {
+		t.Errorf("the last line was not logged: %d lines, ExitReason %q", h.lines.Load(), r.reason)
+	}
 }
