@@ -69,7 +69,7 @@ func (b *Browser) closeNewTab(ctx context.Context, tab string) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTabTimeout)
 	defer cancel()
 	if err := b.CloseTab(cctx, tab); err != nil && !errors.Is(err, ErrClosed) {
-		b.logger.Warn("a tab opened for a call that failed could not be closed; it is left open", "tab", tab, "err", err)
+		b.logger.Warn("could not close the tab opened for a call that failed; it may be left open", "tab", tab, "err", err)
 	}
 }
 

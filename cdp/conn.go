@@ -264,7 +264,7 @@ func (p *Pending) finish(result jsonv2.Value, err error) {
 //
 // When ctx ends first, the command is given up: the connection forgets it
 // (its response, if one comes, is dropped), and this and every later Wait
-// return the context's error.
+// return the context's error, unless the answer arrived at the same moment.
 func (p *Pending) Wait(ctx context.Context, result any) error {
 	select {
 	case <-p.done:
