@@ -2,6 +2,7 @@ package cdp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,14 +13,36 @@ import (
 	"github.com/chromedp/cdproto/target"
 )
 
-// Open opens url in a new tab and returns the tab's id (also with the error
-// when the tab opened but the page did not load). The tab starts on
-// about:blank and loads url only once the page script is in place: a tab
-// created on its URL directly ran the page's scripts before ours in about
-// one open in forty, although auto-attach pauses new targets.
+// closeTabTimeout bounds closing a tab that Open made but cannot hand back:
+// the caller's context may have ended already.
+const closeTabTimeout = 5 * time.Second
+
+// Open opens url in a new tab and returns the tab's id. When the page could
+// not load (a *LoadError), the tab stays open on its error page and Open
+// returns its id with the error, so the caller can close or keep it. On any
+// other failure (ctx ended, the browser went away) Open closes the tab it
+// made and returns no id.
+//
+// The tab starts on about:blank and loads url only once the page script is
+// in place: a tab created on its URL directly ran the page's scripts before
+// ours in about one open in forty, although auto-attach pauses new targets.
 func (b *Browser) Open(ctx context.Context, url string) (string, error) {
-	res, err := cdpt.Call(ctx, b.conn.Browser(), target.CreateTarget, target.CreateTargetParams{URL: "about:blank"})
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("opening %s: %w", url, err)
+	}
+	p, err := b.conn.Browser().Send(target.CommandCreateTarget, &target.CreateTargetParams{URL: "about:blank"})
 	if err != nil {
+		return "", fmt.Errorf("opening %s: %w", url, err)
+	}
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		// The browser makes the tab anyway: close it once it says which.
+		go b.closeLateTab(ctx, p)
+		return "", fmt.Errorf("opening %s: %w", url, ctx.Err())
+	}
+	var res target.CreateTargetResult
+	if err := p.Wait(ctx, &res); err != nil {
 		return "", fmt.Errorf("opening %s: %w", url, err)
 	}
 	tab := string(res.TargetID)
@@ -27,18 +50,43 @@ func (b *Browser) Open(ctx context.Context, url string) (string, error) {
 		return tab, nil
 	}
 	if err := b.waitTab(ctx, tab); err != nil {
+		b.closeNewTab(ctx, tab)
 		return "", fmt.Errorf("opening %s: %w", url, err)
 	}
-	// A page that cannot load leaves the tab open on its error page: return
-	// the tab with the error, so the caller can close or keep it.
 	if err := b.Navigate(ctx, tab, url); err != nil {
-		return tab, err
+		if _, ok := errors.AsType[*LoadError](err); ok {
+			return tab, err
+		}
+		b.closeNewTab(ctx, tab)
+		return "", err
 	}
 	return tab, nil
 }
 
+// closeNewTab closes a tab that Open made and cannot hand back, with a
+// context of its own: ctx may have ended.
+func (b *Browser) closeNewTab(ctx context.Context, tab string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTabTimeout)
+	defer cancel()
+	if err := b.CloseTab(cctx, tab); err != nil && !errors.Is(err, ErrClosed) {
+		b.logger.Warn("could not close the tab opened for a call that failed; it may be left open", "tab", tab, "err", err)
+	}
+}
+
+// closeLateTab waits a while for the answer to a Target.createTarget whose
+// caller gave up, and closes the tab it made.
+func (b *Browser) closeLateTab(ctx context.Context, p *Pending) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTabTimeout)
+	defer cancel()
+	var res target.CreateTargetResult
+	if err := p.Wait(cctx, &res); err != nil || res.TargetID == "" {
+		return
+	}
+	b.closeNewTab(ctx, string(res.TargetID))
+}
+
 // waitTab waits until a new tab is attached and set up: it wakes on each
-// attach, not on a clock.
+// attach, not on a clock, and stops when the connection ends.
 func (b *Browser) waitTab(ctx context.Context, tab string) error {
 	for {
 		b.mu.Lock()
@@ -56,6 +104,8 @@ func (b *Browser) waitTab(ctx context.Context, tab string) error {
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
+			case <-b.conn.Done():
+				return ErrClosed
 			}
 		}
 		select {
@@ -86,14 +136,13 @@ func (b *Browser) ActivateTab(ctx context.Context, tab string) error {
 
 // Reload reloads a tab.
 func (b *Browser) Reload(ctx context.Context, tab string) error {
-	s := b.tabSession(tab)
-	if s == nil {
-		return fmt.Errorf("reloading tab %s: %w", tab, ErrTargetGone)
+	s, err := b.readyTab(ctx, tab)
+	if err != nil {
+		return fmt.Errorf("reloading tab %s: %w", tab, err)
 	}
 	// Right after a navigation commits, the session may still point at the
 	// old document's frame host for a moment ("Not attached to an active
 	// page"): try again shortly.
-	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		if _, err = cdpt.Call(ctx, s, page.Reload, page.ReloadParams{}); err == nil || !strings.Contains(err.Error(), "Not attached to an active page") {
 			break
@@ -121,9 +170,9 @@ func (e *LoadError) Error() string { return fmt.Sprintf("the page could not load
 
 // Navigate loads url in a tab.
 func (b *Browser) Navigate(ctx context.Context, tab, url string) error {
-	s := b.tabSession(tab)
-	if s == nil {
-		return fmt.Errorf("navigating tab %s: %w", tab, ErrTargetGone)
+	s, err := b.readyTab(ctx, tab)
+	if err != nil {
+		return fmt.Errorf("navigating tab %s: %w", tab, err)
 	}
 	res, err := cdpt.Call(ctx, s, page.Navigate, page.NavigateParams{URL: url})
 	if err == nil && res.ErrorText != "" {
@@ -135,8 +184,17 @@ func (b *Browser) Navigate(ctx context.Context, tab, url string) error {
 	return nil
 }
 
-// tabSession returns the session of a tab once its setup is done.
+// tabSession returns the session of a tab once its setup is done, or nil
+// when there is no such tab. It waits without bound: prefer readyTab.
 func (b *Browser) tabSession(tab string) *Session {
+	s, _ := b.readyTab(context.Background(), tab)
+	return s
+}
+
+// readyTab returns the session of a tab once its setup is done. It fails
+// with ErrTargetGone when there is no such tab, and when ctx ends or the
+// connection closes first (the browser may stall in a setup step).
+func (b *Browser) readyTab(ctx context.Context, tab string) (*Session, error) {
 	b.mu.Lock()
 	var found *targetState
 	for _, t := range b.targets {
@@ -146,10 +204,21 @@ func (b *Browser) tabSession(tab string) *Session {
 	}
 	b.mu.Unlock()
 	if found == nil {
-		return nil
+		return nil, ErrTargetGone
 	}
-	<-found.ready
-	return found.sess
+	select {
+	case <-found.ready:
+		return found.sess, nil
+	default:
+	}
+	select {
+	case <-found.ready:
+		return found.sess, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the tab's setup: %w", ctx.Err())
+	case <-b.conn.Done():
+		return nil, ErrClosed
+	}
 }
 
 // BlankTab returns a tab that shows about:blank (the tab a launched browser

@@ -1,7 +1,7 @@
 package cdp
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,11 +45,32 @@ type Process struct {
 	tempDir string
 	logger  *slog.Logger
 	exited  chan struct{}
-	waitErr error
 
-	mu   sync.Mutex
-	tail []string // the last lines the browser printed
+	// What Close does, and how long it waits; tests change them.
+	grace     time.Duration // for the browser to exit once its pipe closed
+	killWait  time.Duration // for the browser to die once killed
+	kill      func()
+	removeAll func(string) error
+
+	closeOnce sync.Once
+	closeErr  error
+
+	mu      sync.Mutex
+	waitErr error
+	tail    []string // the last lines the browser printed
+	partial []byte   // the start of a line not yet ended
 }
+
+const (
+	// launchTimeout bounds the wait for a new browser's first answer
+	// (measured: 0.3–0.6 s).
+	launchTimeout = 30 * time.Second
+	// outputDelay bounds how long the browser's helpers may keep its output
+	// open after it exited.
+	outputDelay = 2 * time.Second
+	// tailLines is how many of the browser's last lines ExitReason quotes.
+	tailLines = 20
+)
 
 // FindChrome returns the browser to start: path if set, else $CHROME_PATH,
 // else the first of chromium, chromium-browser, google-chrome and
@@ -104,9 +125,10 @@ func browserArgs(opts LaunchOptions, userDataDir string, logger *slog.Logger) []
 	return append(args, "about:blank")
 }
 
-// Launch starts a browser with the pipe transport and returns the connection.
-// The browser runs in its own process group, dies with this process, and is
-// killed with its group by Close.
+// Launch starts a browser with the pipe transport, checks that it answers,
+// and returns it. The browser runs in its own process group, dies with this
+// process, and is killed with its group by Close. When Launch fails, nothing
+// it started or made is left: no process, descriptor or temporary profile.
 func Launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 	logger := opts.Logger
 	if logger == nil {
@@ -116,7 +138,13 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Process{logger: logger, exited: make(chan struct{})}
+	p := &Process{
+		logger:    logger,
+		exited:    make(chan struct{}),
+		grace:     3 * time.Second,
+		killWait:  5 * time.Second,
+		removeAll: os.RemoveAll,
+	}
 	dir := opts.UserDataDir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "webmcp-cdp-profile-"); err != nil {
@@ -125,51 +153,123 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 		p.tempDir = dir
 	}
 	args := browserArgs(opts, dir, logger)
+	logger.Info("starting the browser", "path", exe, "args", strings.Join(args, " "))
+	if err := p.start(exe, args); err != nil {
+		if rerr := p.removeTemp(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return nil, err
+	}
+	// A browser that cannot run (a bad flag, a missing library, no
+	// display) exits at once: say so here, with what it printed.
+	hctx, cancel := context.WithTimeout(ctx, launchTimeout)
+	defer cancel()
+	if _, err := Version(hctx, p.conn); err != nil {
+		err = fmt.Errorf("the browser %s did not answer: %w", exe, err)
+		if cerr := p.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		select {
+		case <-p.exited:
+			err = fmt.Errorf("%w (the browser %s)", err, p.ExitReason())
+		default:
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+// start starts the browser on a pipe pair. When it fails, it closes every
+// descriptor it opened.
+func (p *Process) start(exe string, args []string) error {
 	cmdR, parentW, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("making the command pipe: %w", err)
+		return fmt.Errorf("making the command pipe to the browser: %w", err)
 	}
 	parentR, cmdW, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("making the event pipe: %w", err)
+		cmdR.Close()
+		parentW.Close()
+		return fmt.Errorf("making the event pipe from the browser: %w", err)
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.ExtraFiles = []*os.File{cmdR, cmdW} // fds 3 and 4
 	setProcessGroup(cmd)
-	out, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, fmt.Errorf("piping the browser's output: %w", err)
-	}
-	cmd.Stdout = nil
-	logger.Info("starting the browser", "path", exe, "args", strings.Join(args, " "))
-	if err := cmd.Start(); err != nil {
-		p.removeTemp()
-		return nil, fmt.Errorf("starting %s: %w", exe, err)
-	}
+	// Through a Writer, not StderrPipe, so that Wait returns only once the
+	// last lines are in (StderrPipe's reader is closed by Wait, racing with
+	// the read of those lines); WaitDelay bounds the wait for helpers that
+	// keep the output open.
+	cmd.Stderr = (*outputTail)(p)
+	cmd.WaitDelay = outputDelay
+	err = cmd.Start()
+	// The browser has its own copies of its ends now, or never will.
 	cmdR.Close()
 	cmdW.Close()
+	if err != nil {
+		parentR.Close()
+		parentW.Close()
+		return fmt.Errorf("starting the browser %s: %w", exe, err)
+	}
 	p.cmd = cmd
-	go p.drain(out)
+	p.kill = func() { killGroup(cmd) }
 	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
-	}()
-	p.conn = NewConn(chromedp.NewPipeConn(parentR, parentW), logger)
-	return p, nil
-}
-
-func (p *Process) drain(r io.Reader) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		p.logger.Debug("browser", "line", line)
+		err := cmd.Wait()
 		p.mu.Lock()
-		p.tail = append(p.tail, line)
-		if len(p.tail) > 20 {
-			p.tail = p.tail[1:]
+		p.waitErr = err
+		var last []string
+		if len(p.partial) > 0 {
+			last = p.addLineLocked(last, string(p.partial))
+			p.partial = nil
 		}
 		p.mu.Unlock()
+		p.logLines(last)
+		close(p.exited)
+	}()
+	p.conn = NewConn(chromedp.NewPipeConn(parentR, parentW), p.logger)
+	return nil
+}
+
+// outputTail is the browser's stderr: it logs each line and keeps the last
+// ones for ExitReason.
+type outputTail Process
+
+func (w *outputTail) Write(b []byte) (int, error) {
+	p := (*Process)(w)
+	var lines []string
+	p.mu.Lock()
+	p.partial = append(p.partial, b...)
+	for {
+		i := bytes.IndexByte(p.partial, '\n')
+		if i < 0 {
+			break
+		}
+		lines = p.addLineLocked(lines, string(p.partial[:i]))
+		p.partial = p.partial[i+1:]
+	}
+	if len(p.partial) > 64<<10 {
+		lines = p.addLineLocked(lines, string(p.partial))
+		p.partial = nil
+	}
+	p.mu.Unlock()
+	// Logged without the lock: a log handler may call ExitReason.
+	p.logLines(lines)
+	return len(b), nil
+}
+
+// addLineLocked keeps a line of the browser's output for ExitReason, and
+// appends it to lines for logging; p.mu is held.
+func (p *Process) addLineLocked(lines []string, line string) []string {
+	p.tail = append(p.tail, line)
+	if len(p.tail) > tailLines {
+		p.tail = p.tail[1:]
+	}
+	return append(lines, line)
+}
+
+// logLines logs lines of the browser's output.
+func (p *Process) logLines(lines []string) {
+	for _, line := range lines {
+		p.logger.Debug("browser", "line", line)
 	}
 }
 
@@ -195,27 +295,56 @@ func (p *Process) ExitReason() string {
 
 // Close ends the browser: it closes the pipe (the browser then exits), and
 // kills the process group if the browser is still there after a grace time.
-// A temporary profile is removed.
+// A temporary profile is removed. The error says what is left behind: a
+// browser that would not die, or a profile that could not be removed.
+// Calling Close again returns the first call's result.
 func (p *Process) Close() error {
-	p.conn.Close()
-	select {
-	case <-p.exited:
-	case <-time.After(3 * time.Second):
-		p.logger.Warn("the browser did not exit after its pipe closed; killing its process group")
-	}
-	killGroup(p.cmd)
-	select {
-	case <-p.exited:
-	case <-time.After(5 * time.Second):
-	}
-	p.removeTemp()
-	return nil
+	p.closeOnce.Do(func() { p.closeErr = p.close() })
+	return p.closeErr
 }
 
-func (p *Process) removeTemp() {
-	if p.tempDir != "" {
-		os.RemoveAll(p.tempDir)
+func (p *Process) close() error {
+	var errs []error
+	if err := p.conn.Close(); err != nil {
+		errs = append(errs, err)
 	}
+	if !p.waitExit(p.grace) {
+		p.logger.Warn("the browser did not exit after its pipe closed; killing its process group", "pid", p.cmd.Process.Pid, "waited", p.grace)
+	}
+	// Kill the group even when the browser exited: its helpers may not have.
+	p.kill()
+	if !p.waitExit(p.killWait) {
+		errs = append(errs, fmt.Errorf("the browser (pid %d) is still running %s after it was killed", p.cmd.Process.Pid, p.killWait))
+	}
+	if err := p.removeTemp(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("closing the browser: %w", errors.Join(errs...))
+}
+
+// waitExit reports whether the browser exited within d.
+func (p *Process) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+func (p *Process) removeTemp() error {
+	if p.tempDir == "" {
+		return nil
+	}
+	if err := p.removeAll(p.tempDir); err != nil {
+		return fmt.Errorf("removing the temporary profile (%s is left on disk): %w", p.tempDir, err)
+	}
+	return nil
 }
 
 // Attach connects to a browser started with --remote-debugging-port. Give

@@ -44,6 +44,9 @@ type Conn struct {
 
 	browser *Session
 	done    chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // NewConn starts reading t. Close it with Close.
@@ -73,11 +76,16 @@ func (c *Conn) Err() error {
 	return c.err
 }
 
-// Close closes the transport.
+// Close closes the transport and waits for the reader to stop. Calling it
+// again returns the first call's result.
 func (c *Conn) Close() error {
-	err := c.t.Close()
-	<-c.done
-	return err
+	c.closeOnce.Do(func() {
+		if err := c.t.Close(); err != nil {
+			c.closeErr = fmt.Errorf("closing the browser connection: %w", err)
+		}
+		<-c.done
+	})
+	return c.closeErr
 }
 
 // Attach registers a flat session. It must be called from an event handler
@@ -90,8 +98,21 @@ func (c *Conn) Attach(id target.SessionID) *Session {
 func (c *Conn) newSession(id target.SessionID) *Session {
 	s := &Session{c: c, id: id, subs: make(map[string][]*subscription), closed: make(chan struct{})}
 	c.mu.Lock()
+	if c.err != nil {
+		// The connection ended: the session can never get a message.
+		c.mu.Unlock()
+		s.close()
+		return s
+	}
+	old := c.sessions[id]
 	c.sessions[id] = s
 	c.mu.Unlock()
+	if old != nil {
+		// The browser attached the same session id twice: the new Session
+		// takes over, and the old one ends so its subscriptions do not leak.
+		c.logger.Warn("a session was attached twice; the first one is closed", "session", id)
+		old.close()
+	}
 	return s
 }
 
@@ -121,6 +142,12 @@ func (c *Conn) read() {
 	for {
 		msg := new(cdproto.Message)
 		if err := c.t.Read(context.Background(), msg); err != nil {
+			// The transports read a whole message before decoding it, so
+			// after a message that is not JSON the next one is intact.
+			if _, ok := errors.AsType[*jsonv2.SyntacticError](err); ok {
+				c.logger.Error("skipped a message from the browser that is not valid JSON", "err", err)
+				continue
+			}
 			c.fail(err)
 			return
 		}
@@ -156,7 +183,7 @@ func (c *Conn) fail(err error) {
 	c.sessions = make(map[target.SessionID]*Session)
 	c.mu.Unlock()
 	for _, p := range pending {
-		p.finish(nil, ErrClosed)
+		p.finish(nil, fmt.Errorf("%w: %w", ErrClosed, err))
 	}
 	for _, s := range sessions {
 		s.close()
@@ -217,6 +244,8 @@ func (s *Session) dispatch(msg *cdproto.Message) {
 
 // Pending is a command that was written and whose response is awaited.
 type Pending struct {
+	c       *Conn
+	id      int64
 	session target.SessionID
 	done    chan struct{}
 	result  jsonv2.Value
@@ -224,17 +253,27 @@ type Pending struct {
 	method  string
 }
 
+// finish completes p. Only the one who removed p from Conn.pending calls it,
+// so it runs once.
 func (p *Pending) finish(result jsonv2.Value, err error) {
 	p.result, p.err = result, err
 	close(p.done)
 }
 
 // Wait waits for the response and decodes it into result (which may be nil).
+//
+// When ctx ends first, the command is given up: the connection forgets it
+// (its response, if one comes, is dropped), and this and every later Wait
+// return the context's error, unless the answer arrived at the same moment.
 func (p *Pending) Wait(ctx context.Context, result any) error {
 	select {
 	case <-p.done:
 	case <-ctx.Done():
-		return ctx.Err()
+		p.abandon(ctx.Err())
+		// The reader, a detach or the end of the connection may have taken
+		// p a moment before: then p.done is closed, or about to be, and
+		// p.err is theirs.
+		<-p.done
 	}
 	if p.err != nil {
 		return fmt.Errorf("%s: %w", p.method, p.err)
@@ -246,6 +285,20 @@ func (p *Pending) Wait(ctx context.Context, result any) error {
 		return fmt.Errorf("decoding the result of %s: %w", p.method, err)
 	}
 	return nil
+}
+
+// abandon forgets p, unless the connection took it to finish it already.
+func (p *Pending) abandon(cause error) {
+	c := p.c
+	c.mu.Lock()
+	mine := c.pending[p.id] == p
+	if mine {
+		delete(c.pending, p.id)
+	}
+	c.mu.Unlock()
+	if mine {
+		p.finish(nil, fmt.Errorf("gave up waiting for the answer: %w", cause))
+	}
 }
 
 // Send writes a command and returns at once; Wait on the result. Sending
@@ -261,13 +314,14 @@ func (s *Session) Send(method string, params any) (*Pending, error) {
 		raw = b
 	}
 	id := c.nextID.Add(1)
-	p := &Pending{session: s.id, done: make(chan struct{}), method: method}
+	p := &Pending{c: c, id: id, session: s.id, done: make(chan struct{}), method: method}
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if _, ok := c.sessions[s.id]; !ok {
+	// A session that detached stays gone even if the browser reuses its id.
+	if c.sessions[s.id] != s {
 		c.mu.Unlock()
 		return nil, ErrTargetGone
 	}

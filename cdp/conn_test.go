@@ -365,11 +365,18 @@ func TestWaitHonoursContext(t *testing.T) {
 		if r := recv(t, done, "Wait result"); !errors.Is(r.err, context.Canceled) {
 			t.Errorf("Wait = %v, want context.Canceled", r.err)
 		}
-		// A late reply is harmless, and a later Wait still gets it.
+		// The call is forgotten at once, not when (or if) the browser answers.
+		if n := pendingCount(c); n != 0 {
+			t.Errorf("%d calls still pending after their waiter gave up", n)
+		}
+		// A late reply is harmless, and a later Wait says the call was
+		// given up instead of blocking.
 		f.reply(t, m.ID, `{"late":true}`)
-		var out map[string]any
-		if err := p.Wait(context.Background(), &out); err != nil || out["late"] != true {
-			t.Errorf("later Wait = %v, %v", out, err)
+		f.barrier(t)
+		ctx2, cancel2 := context.WithTimeout(context.Background(), patience)
+		defer cancel2()
+		if err := p.Wait(ctx2, nil); !errors.Is(err, context.Canceled) {
+			t.Errorf("later Wait = %v, want the first Wait's context.Canceled", err)
 		}
 	})
 
@@ -670,6 +677,51 @@ func TestCloseEndsConn(t *testing.T) {
 	}
 }
 
+// pendingCount returns how many calls c still waits for.
+func pendingCount(c *Conn) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// TestWaitGivingUpForgetsCall is the regression test of a leak: a Wait that
+// gave up on its context left the call in Conn.pending until the browser
+// answered, or forever.
+func TestWaitGivingUpForgetsCall(t *testing.T) {
+	c, f := newTestConn(t)
+	s := c.Attach("S")
+	const n = 50
+	var ids []int64
+	for i := range n {
+		ctx, cancel := context.WithCancel(context.Background())
+		if i%2 == 0 {
+			cancel() // already over
+		}
+		done := goCall(ctx, s, "Never.answered", nil)
+		ids = append(ids, f.next(t).ID)
+		cancel()
+		r := recv(t, done, "Call result")
+		if !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("Call %d = %v, want context.Canceled", i, r.err)
+		}
+		if !strings.Contains(fmt.Sprint(r.err), "Never.answered") {
+			t.Errorf("Call %d: error %q does not name the method", i, r.err)
+		}
+	}
+	if left := pendingCount(c); left != 0 {
+		t.Errorf("%d of %d abandoned calls still pending", left, n)
+	}
+	// Late answers, and a late detach, are harmless.
+	for _, id := range ids {
+		f.reply(t, id, `{}`)
+	}
+	c.detach("S")
+	f.barrier(t)
+	if left := pendingCount(c); left != 0 {
+		t.Errorf("%d calls pending after the late answers", left)
+	}
+}
+
 func TestWriteErrorFailsSend(t *testing.T) {
 	c, f := newTestConn(t)
 	broken := errors.New("broken pipe")
@@ -678,10 +730,7 @@ func TestWriteErrorFailsSend(t *testing.T) {
 	if !errors.Is(err, broken) || !strings.Contains(err.Error(), "Browser.getVersion") {
 		t.Errorf("Send with a failing write: %v, want one wrapping %v and naming the method", err, broken)
 	}
-	c.mu.Lock()
-	left := len(c.pending)
-	c.mu.Unlock()
-	if left != 0 {
+	if left := pendingCount(c); left != 0 {
 		t.Errorf("%d calls left pending after a failed write", left)
 	}
 
