@@ -184,13 +184,6 @@ func (b *Browser) Navigate(ctx context.Context, tab, url string) error {
 	return nil
 }
 
-// tabSession returns the session of a tab once its setup is done, or nil
-// when there is no such tab. It waits without bound: prefer readyTab.
-func (b *Browser) tabSession(tab string) *Session {
-	s, _ := b.readyTab(context.Background(), tab)
-	return s
-}
-
 // readyTab returns the session of a tab once its setup is done. It fails
 // with ErrTargetGone when there is no such tab, and when ctx ends or the
 // connection closes first (the browser may stall in a setup step).

@@ -27,11 +27,12 @@ import (
 // that keeps loading is not an error.
 const loadWait = 15 * time.Second
 
-// session returns the tab's session or an error that names the tab.
-func (b *Browser) session(tab, doing string) (*Session, error) {
-	s := b.tabSession(tab)
-	if s == nil {
-		return nil, fmt.Errorf("%s in tab %s: %w", doing, tab, ErrTargetGone)
+// session returns the tab's session once it is set up, or an error that
+// names the tab; it gives up when ctx ends or the connection closes.
+func (b *Browser) session(ctx context.Context, tab, doing string) (*Session, error) {
+	s, err := b.readyTab(ctx, tab)
+	if err != nil {
+		return nil, fmt.Errorf("%s in tab %s: %w", doing, tab, err)
 	}
 	return s, nil
 }
@@ -40,7 +41,7 @@ func (b *Browser) session(tab, doing string) (*Session, error) {
 // (the default), "jpeg" or "webp"; quality (1-100) applies to jpeg and webp.
 // fullPage captures the whole scrollable page instead of the viewport.
 func (b *Browser) Screenshot(ctx context.Context, tab, format string, quality int, fullPage bool) ([]byte, error) {
-	s, err := b.session(tab, "taking a screenshot")
+	s, err := b.session(ctx, tab, "taking a screenshot")
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func locate(ctx context.Context, s *Session, selector string) (x, y float64, err
 
 // Click clicks the center of the first element that matches selector.
 func (b *Browser) Click(ctx context.Context, tab, selector string) error {
-	s, err := b.session(tab, "clicking")
+	s, err := b.session(ctx, tab, "clicking")
 	if err != nil {
 		return err
 	}
@@ -136,7 +137,7 @@ func (b *Browser) Click(ctx context.Context, tab, selector string) error {
 
 // ClickAt clicks at viewport coordinates (CSS pixels).
 func (b *Browser) ClickAt(ctx context.Context, tab string, x, y float64) error {
-	s, err := b.session(tab, "clicking")
+	s, err := b.session(ctx, tab, "clicking")
 	if err != nil {
 		return err
 	}
@@ -160,7 +161,7 @@ func click(ctx context.Context, s *Session, tab string, x, y float64) error {
 // Hover moves the mouse over the center of the first element that matches
 // selector.
 func (b *Browser) Hover(ctx context.Context, tab, selector string) error {
-	s, err := b.session(tab, "hovering")
+	s, err := b.session(ctx, tab, "hovering")
 	if err != nil {
 		return err
 	}
@@ -173,7 +174,7 @@ func (b *Browser) Hover(ctx context.Context, tab, selector string) error {
 
 // HoverAt moves the mouse to viewport coordinates (CSS pixels).
 func (b *Browser) HoverAt(ctx context.Context, tab string, x, y float64) error {
-	s, err := b.session(tab, "hovering")
+	s, err := b.session(ctx, tab, "hovering")
 	if err != nil {
 		return err
 	}
@@ -191,7 +192,7 @@ func hover(ctx context.Context, s *Session, tab string, x, y float64) error {
 // or into the focused element when selector is empty. With submit it then
 // presses Enter.
 func (b *Browser) Type(ctx context.Context, tab, selector, text string, submit bool) error {
-	s, err := b.session(tab, "typing")
+	s, err := b.session(ctx, tab, "typing")
 	if err != nil {
 		return err
 	}
@@ -279,7 +280,7 @@ func waitNavigation(ctx context.Context, s *Session, start func() (sameDocument 
 // NavigateAndWait loads url in a tab and waits for the page's load event
 // (at most 15 s; a page that loads longer is not an error).
 func (b *Browser) NavigateAndWait(ctx context.Context, tab, url string) error {
-	s, err := b.session(tab, "navigating")
+	s, err := b.session(ctx, tab, "navigating")
 	if err != nil {
 		return err
 	}
@@ -313,7 +314,7 @@ func (b *Browser) history(ctx context.Context, tab string, delta int) (string, e
 	if delta > 0 {
 		way = "forward"
 	}
-	s, err := b.session(tab, "going "+way)
+	s, err := b.session(ctx, tab, "going "+way)
 	if err != nil {
 		return "", err
 	}
@@ -347,7 +348,7 @@ func (b *Browser) RawCommand(ctx context.Context, tab, method string, params jso
 	if !cdpMethod.MatchString(method) {
 		return nil, fmt.Errorf("%q is not a CDP method name (Domain.method, e.g. Page.reload)", method)
 	}
-	s, err := b.session(tab, "sending "+method)
+	s, err := b.session(ctx, tab, "sending "+method)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,10 @@
 package cdp
 
 import (
+	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/chromedp/cdproto"
 	cdpt "github.com/chromedp/cdproto/cdp"
@@ -17,6 +19,9 @@ import (
 
 // This file follows targets: auto-attach, the pipelined setup of each new
 // session, and the events that create and destroy documents.
+
+// setupTimeout bounds the wait for a target's setup commands.
+const setupTimeout = 30 * time.Second
 
 func (b *Browser) onBrowserEvent(msg *cdproto.Message) {
 	switch msg.Method {
@@ -124,8 +129,12 @@ func (b *Browser) setup(t *targetState, existing bool) {
 		}
 		pending = append(pending, p)
 	}
+	// A browser that never answers a setup step (seen with Chromium 156)
+	// must not hold this goroutine, or the tab's ready channel, for ever.
+	wctx, cancel := context.WithTimeout(b.life, setupTimeout)
+	defer cancel()
 	for i, p := range pending {
-		if err := p.Wait(b.life, nil); err != nil {
+		if err := p.Wait(wctx, nil); err != nil {
 			level := slog.LevelWarn
 			if steps[i].method == webmcp.CommandEnable || errors.Is(err, ErrTargetGone) {
 				level = slog.LevelDebug
