@@ -85,10 +85,10 @@ type ToolSet struct {
 	send    mcp.MethodHandler // the SDK's sending handler, below our middleware
 	pending chan struct{}     // capacity 1: a change not yet announced
 
-	setMu   sync.Mutex   // serializes Set
+	setMu   sync.Mutex // serializes Set
 	cur     atomic.Pointer[snapshot]
-	keepMu  sync.Mutex   // guards recent
-	recent  []*snapshot  // the last few snapshots, for cursors into them
+	keepMu  sync.Mutex  // guards recent
+	recent  []*snapshot // the last few snapshots, for cursors into them
 	version atomic.Uint64
 
 	subMu sync.Mutex

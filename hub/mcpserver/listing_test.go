@@ -330,7 +330,7 @@ func TestListNeverPartial(t *testing.T) {
 
 // catalogServer builds the 100 tabs × 20 tools catalog of
 // hub/bench_test.go (2200 routed names) and serves it.
-func catalogServer(tb testing.TB) (*mcpserver.Server, int) {
+func catalogServer(tb testing.TB) (*mcpserver.Server, *hub.Hub) {
 	tb.Helper()
 	h := hub.New(&fakeBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
 	tools := make([]core.Tool, 20)
@@ -354,5 +354,5 @@ func catalogServer(tb testing.TB) (*mcpserver.Server, int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
 	srv := mcpserver.New(ctx, h, mcpserver.Options{Version: "bench", Logger: slog.New(slog.DiscardHandler)})
-	return srv, len(h.Tools())
+	return srv, h
 }

@@ -202,10 +202,40 @@ func (s *Server) sync() {
 	}
 }
 
+// callHandler is the handler of a page tool. A call that cannot need the
+// client's answer (no answer being returned, no confirmation policy, a
+// client without elicitation, no progress asked for) runs in the request's
+// own goroutine; any other goes through handleCall, which runs it in the
+// background so it can ask the client.
 func (s *Server) callHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return s.handleCall(ctx, req, name, req.Params.Arguments)
+		p := req.Params
+		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canElicit(req.Session) {
+			return s.callNow(ctx, name, p.Arguments)
+		}
+		return s.handleCall(ctx, req, name, p.Arguments)
 	}
+}
+
+// callNow runs a call that cannot ask the client anything: a page dialog
+// is handled by the --dialogs policy (newPending's, for a client without
+// elicitation), and a client that cancels aborts the page's call.
+func (s *Server) callNow(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	pc := s.newPending(name, args, false)
+	defer pc.cancel()
+	stop := context.AfterFunc(ctx, pc.cancel)
+	defer stop()
+	res := CallToolResult(s.hub.Call(pc.runCtx, name, args))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pc.mu.Lock()
+	failed := pc.failed
+	pc.mu.Unlock()
+	if failed != "" {
+		return errResult("%s: %s", name, failed), nil
+	}
+	return res, nil
 }
 
 // checkTool checks a tool definition as the go-sdk's AddTool would
