@@ -145,8 +145,8 @@ func (s *snapshot) page(i int) []byte {
 }
 
 // NewToolSet installs a ToolSet on srv, which must have no sessions yet.
-// It announces changes until ctx ends.
-func NewToolSet(ctx context.Context, srv *mcp.Server, opts ToolSetOptions) *ToolSet {
+// Run announces its changes.
+func NewToolSet(srv *mcp.Server, opts ToolSetOptions) *ToolSet {
 	if opts.PageSize <= 0 {
 		opts.PageSize = 1000
 	}
@@ -169,7 +169,6 @@ func NewToolSet(ctx context.Context, srv *mcp.Server, opts ToolSetOptions) *Tool
 	srv.AddTool(&mcp.Tool{Name: dispatchName, InputSchema: json.RawMessage(`{"type":"object"}`)}, ts.dispatch)
 	srv.AddSendingMiddleware(ts.sending)
 	srv.AddReceivingMiddleware(ts.receiving)
-	go ts.announce(ctx)
 	return ts
 }
 
@@ -227,9 +226,10 @@ func (ts *ToolSet) Has(name string) bool {
 	return ok
 }
 
-// announce sends list_changed after changes: at once after a quiet
-// moment, then at most once per MinGap while changes go on.
-func (ts *ToolSet) announce(ctx context.Context) {
+// Run sends list_changed after changes until ctx ends: at once after a
+// quiet moment, then at most once per MinGap while changes go on. Changes
+// made before Run are announced when it starts.
+func (ts *ToolSet) Run(ctx context.Context) {
 	t := time.NewTimer(0)
 	<-t.C
 	for {

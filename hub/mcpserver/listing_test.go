@@ -40,7 +40,8 @@ func newSetEnv(t *testing.T, protocol string, opts mcpserver.ToolSetOptions) *se
 		Logger:       slog.New(slog.DiscardHandler),
 	})
 	opts.Logger = slog.New(slog.DiscardHandler)
-	e := &setEnv{set: mcpserver.NewToolSet(ctx, srv, opts), changed: make(chan struct{}, 1000)}
+	e := &setEnv{set: mcpserver.NewToolSet(srv, opts), changed: make(chan struct{}, 1000)}
+	go e.set.Run(ctx)
 	srv.AddTool(&mcp.Tool{Name: "own", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "own"}}}, nil

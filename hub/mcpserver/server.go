@@ -113,7 +113,8 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		Logger:       opts.Logger,
 	})
-	s.tools = NewToolSet(ctx, s.mcp, ToolSetOptions{Logger: opts.Logger})
+	s.tools = NewToolSet(s.mcp, ToolSetOptions{Logger: opts.Logger})
+	go s.tools.Run(ctx)
 	s.addOwnTools()
 	changes, stopChanges := h.Watch()
 	calls, stopCalls := h.WatchCalls(64)
