@@ -47,6 +47,51 @@ func RenderTool(t *mcp.Tool) (json.RawMessage, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
+// CheckTool checks a tool definition as the go-sdk's AddTool does (which
+// panics on what it refuses), since the tools of a ToolSet never go through
+// AddTool: a name, an input schema that is a JSON object of type "object",
+// and valid x-mcp-header annotations when the schema has any.
+func CheckTool(t *mcp.Tool) error {
+	if t.Name == "" {
+		return fmt.Errorf("a tool has no name")
+	}
+	raw, ok := t.InputSchema.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(t.InputSchema)
+		if err != nil {
+			return fmt.Errorf("the input schema of %q does not encode: %w", t.Name, err)
+		}
+		raw = b
+	}
+	var m struct {
+		Type any `json:"type"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return fmt.Errorf("the input schema of %q is not a JSON object: %w", t.Name, err)
+	}
+	if m.Type != "object" {
+		return fmt.Errorf("the input schema of %q does not have type \"object\" (got %v)", t.Name, m.Type)
+	}
+	if bytes.Contains(raw, []byte("x-mcp-header")) {
+		// Rare: let the SDK itself judge, on a scratch server.
+		return sdkAccepts(t)
+	}
+	return nil
+}
+
+// sdkAccepts adds t to a scratch go-sdk server and turns its panic into an
+// error.
+func sdkAccepts(t *mcp.Tool) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the MCP SDK refuses %q: %v", t.Name, p)
+		}
+	}()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "check", Version: "0"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	srv.AddTool(t, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+	return nil
+}
+
 // ToolSetOptions configures a ToolSet. Zero values take the defaults.
 type ToolSetOptions struct {
 	// PageSize is the number of tools per tools/list page (default 1000,

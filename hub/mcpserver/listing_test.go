@@ -357,3 +357,27 @@ func catalogServer(tb testing.TB) (*mcpserver.Server, *hub.Hub) {
 	srv := mcpserver.New(ctx, h, mcpserver.Options{Version: "bench", Logger: slog.New(slog.DiscardHandler)})
 	return srv, h
 }
+
+func TestCheckTool(t *testing.T) {
+	tests := []struct {
+		name   string
+		schema any
+		ok     bool
+	}{
+		{"object", json.RawMessage(`{"type":"object"}`), true},
+		{"no type", json.RawMessage(`{}`), false},
+		{"array", json.RawMessage(`{"type":"array"}`), false},
+		{"not JSON", json.RawMessage(`{`), false},
+		{"map", map[string]any{"type": "object"}, true},
+		{"good header", json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"X-A"}}}`), true},
+		{"header on an object", json.RawMessage(`{"type":"object","properties":{"a":{"type":"object","x-mcp-header":"X-A"}}}`), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := mcpserver.CheckTool(&mcp.Tool{Name: "t", InputSchema: tt.schema})
+			if (err == nil) != tt.ok {
+				t.Errorf("CheckTool: %v, want ok=%v", err, tt.ok)
+			}
+		})
+	}
+}

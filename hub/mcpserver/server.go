@@ -181,7 +181,7 @@ func (s *Server) sync() {
 			continue
 		}
 		t := MCPTool(rt, s.logger)
-		if err := checkTool(t); err != nil {
+		if err := CheckTool(t); err != nil {
 			s.logger.Error("not listing a page tool the MCP SDK would refuse", "name", name, "err", err)
 			continue
 		}
@@ -237,33 +237,6 @@ func (s *Server) callNow(ctx context.Context, name string, args json.RawMessage)
 		return errResult("%s: %s", name, failed), nil
 	}
 	return res, nil
-}
-
-// checkTool checks a tool definition as the go-sdk's AddTool would
-// (which panics on what it refuses): a name, and an input schema that is a
-// JSON object of type "object".
-func checkTool(t *mcp.Tool) error {
-	if t.Name == "" {
-		return fmt.Errorf("a tool has no name")
-	}
-	var m struct {
-		Type any `json:"type"`
-	}
-	raw, ok := t.InputSchema.(json.RawMessage)
-	if !ok {
-		b, err := json.Marshal(t.InputSchema)
-		if err != nil {
-			return fmt.Errorf("the input schema of %q does not encode: %w", t.Name, err)
-		}
-		raw = b
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("the input schema of %q is not a JSON object: %w", t.Name, err)
-	}
-	if m.Type != "object" {
-		return fmt.Errorf("the input schema of %q does not have type \"object\" (got %v)", t.Name, m.Type)
-	}
-	return nil
 }
 
 // safeSchema returns an input schema the SDK accepts: a JSON object whose

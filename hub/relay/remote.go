@@ -492,6 +492,9 @@ func remoteTool(raw json.RawMessage) (*mcp.Tool, error) {
 	// Page tools declare no output schema; a stray one would make the SDK
 	// check page results against it.
 	t.OutputSchema = nil
+	if err := mcpserver.CheckTool(&t); err != nil {
+		return nil, err
+	}
 	return &t, nil
 }
 
