@@ -348,7 +348,7 @@ type dispatchKey struct{}
 
 type dispatched struct {
 	handler mcp.ToolHandler
-	req     *mcp.CallToolRequest
+	name    string // the tool's own name
 }
 
 // receiving is receiving middleware: tools/list and tools/call of the set,
@@ -375,7 +375,7 @@ func (ts *ToolSet) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			p := *r.Params
 			p.Name = dispatchName
-			ctx = context.WithValue(ctx, dispatchKey{}, dispatched{handler: s.tools[i].Handler, req: r})
+			ctx = context.WithValue(ctx, dispatchKey{}, dispatched{handler: s.tools[i].Handler, name: r.Params.Name})
 			return next(ctx, method, &mcp.CallToolRequest{Session: r.Session, Params: &p, Extra: r.Extra})
 		case "subscriptions/listen":
 			res, err := next(ctx, method, req)
@@ -390,13 +390,18 @@ func (ts *ToolSet) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// dispatch is the SDK-registered handler behind every set tool.
+// dispatch is the SDK-registered handler behind every set tool. It takes
+// the request as the SDK hands it over (for a client without multi
+// round-trip results, the SDK's retry carries the client's answers) and
+// gives it back its tool's name.
 func (ts *ToolSet) dispatch(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	d, ok := ctx.Value(dispatchKey{}).(dispatched)
 	if !ok {
 		return nil, unknownTool(dispatchName)
 	}
-	return d.handler(ctx, d.req)
+	p := *req.Params
+	p.Name = d.name
+	return d.handler(ctx, &mcp.CallToolRequest{Session: req.Session, Params: &p, Extra: req.Extra})
 }
 
 func unknownTool(name string) error {

@@ -381,3 +381,60 @@ func TestCheckTool(t *testing.T) {
 		})
 	}
 }
+
+// TestToolSetMultiRoundTrip: a set tool that asks the client something
+// (an input request) gets the answer on both protocols: a 2026-07-28
+// client retries the call itself; for an older one the SDK elicits and
+// calls the handler again.
+func TestToolSetMultiRoundTrip(t *testing.T) {
+	for _, protocol := range protocols {
+		t.Run("protocol="+protocol, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+			set := mcpserver.NewToolSet(srv, mcpserver.ToolSetOptions{Logger: slog.New(slog.DiscardHandler)})
+			go set.Run(ctx)
+			raw, _ := mcpserver.RenderTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)})
+			var calls atomic.Int32
+			set.Set([]mcpserver.ToolEntry{{Name: "ask", JSON: raw, Handler: func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				calls.Add(1)
+				if req.Params.Name != "ask" {
+					t.Errorf("the handler sees the name %q", req.Params.Name)
+				}
+				if req.Params.RequestState == "" {
+					return &mcp.CallToolResult{RequestState: "s1", InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{
+						Message: "ok?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)}}}, nil
+				}
+				r, _ := req.Params.InputResponses["q"].(*mcp.ElicitResult)
+				if req.Params.RequestState != "s1" || r == nil {
+					return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no answer"}}}, nil
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answer " + r.Action}}}, nil
+			}}})
+			st, ct := mcp.NewInMemoryTransports()
+			ss, err := srv.Connect(ctx, st, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+				},
+			})
+			cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close(); ss.Wait() })
+			cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+			defer ccancel()
+			res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Content[0].(*mcp.TextContent).Text; got != "answer accept" || calls.Load() != 2 {
+				t.Errorf("got %q after %d calls of the handler, want \"answer accept\" after 2", got, calls.Load())
+			}
+		})
+	}
+}
