@@ -137,7 +137,10 @@ type ToolSet struct {
 	version atomic.Uint64
 
 	subMu sync.Mutex
-	subs  map[*mcp.ServerSession]any // session -> its tools list_changed subscription id
+	subs  map[*mcp.ServerSession]any    // session -> its tools list_changed subscription id
+	seen  map[*mcp.ServerSession]uint64 // session -> the set's version when it first sent a request
+	// pruneAt is the size of seen at which gone sessions are forgotten.
+	pruneAt int
 
 	ownMu   sync.Mutex
 	ownKey  []*mcp.Tool
@@ -207,6 +210,8 @@ func NewToolSet(srv *mcp.Server, opts ToolSetOptions) *ToolSet {
 		log:     opts.Logger,
 		pending: make(chan struct{}, 1),
 		subs:    make(map[*mcp.ServerSession]any),
+		seen:    make(map[*mcp.ServerSession]uint64),
+		pruneAt: 256,
 	}
 	empty := ts.newSnapshot(nil)
 	ts.cur.Store(empty)
@@ -302,7 +307,10 @@ const protocol20260728 = "2026-07-28"
 func (ts *ToolSet) notifyAll(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	for ss := range ts.srv.Sessions() {
+	ts.subMu.Lock()
+	live := ts.pruneLocked()
+	ts.subMu.Unlock()
+	for ss := range live {
 		p := ss.InitializeParams()
 		if p == nil {
 			continue // not initialized: it lists when it is
@@ -324,22 +332,52 @@ func (ts *ToolSet) notifyAll(ctx context.Context) {
 	}
 }
 
+// pruneLocked forgets the sessions that are gone and returns the live
+// ones.
+func (ts *ToolSet) pruneLocked() map[*mcp.ServerSession]bool {
+	live := make(map[*mcp.ServerSession]bool)
+	for ss := range ts.srv.Sessions() {
+		live[ss] = true
+	}
+	for ss := range ts.seen {
+		if !live[ss] {
+			delete(ts.seen, ss)
+		}
+	}
+	ts.pruneAt = max(256, 2*len(ts.seen))
+	return live
+}
+
 // sending is sending middleware: it keeps the handler below it for
 // notifyAll, and learns each session's tool-change subscription from the
 // SDK's acknowledgement of subscriptions/listen.
 func (ts *ToolSet) sending(next mcp.MethodHandler) mcp.MethodHandler {
 	ts.send = next
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "notifications/subscriptions/acknowledged" {
-			if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok && p.Notifications.ToolsListChanged {
-				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-					ts.subMu.Lock()
-					ts.subs[ss] = p.Meta[mcp.MetaKeySubscriptionID]
-					ts.subMu.Unlock()
-				}
+		if method != "notifications/subscriptions/acknowledged" {
+			return next(ctx, method, req)
+		}
+		p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams)
+		ss, ok2 := req.GetSession().(*mcp.ServerSession)
+		if !ok || !ok2 || !p.Notifications.ToolsListChanged {
+			return next(ctx, method, req)
+		}
+		id := p.Meta[mcp.MetaKeySubscriptionID]
+		ts.subMu.Lock()
+		ts.subs[ss] = id
+		first, known := ts.seen[ss]
+		ts.subMu.Unlock()
+		res, err := next(ctx, method, req)
+		if err == nil && known && ts.cur.Load().version != first {
+			// The set changed after the session began and before it
+			// subscribed: that change was announced to nobody here.
+			lc := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: ss,
+				Params: &mcp.ToolListChangedParams{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: id}}}
+			if _, err := next(ctx, "notifications/tools/list_changed", lc); err != nil {
+				ts.log.Debug("sending tools/list_changed", "session", ss.ID(), "err", err)
 			}
 		}
-		return next(ctx, method, req)
+		return res, err
 	}
 }
 
@@ -355,6 +393,16 @@ type dispatched struct {
 // and the end of a subscriptions/listen.
 func (ts *ToolSet) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+			ts.subMu.Lock()
+			if _, ok := ts.seen[ss]; !ok {
+				ts.seen[ss] = ts.cur.Load().version
+				if len(ts.seen) >= ts.pruneAt {
+					ts.pruneLocked()
+				}
+			}
+			ts.subMu.Unlock()
+		}
 		switch method {
 		case "tools/list":
 			if r, ok := req.(*mcp.ListToolsRequest); ok {
