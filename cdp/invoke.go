@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
+	cdpt "github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/runtime"
 
@@ -40,8 +42,27 @@ func (b *Browser) Invoke(ctx context.Context, docKey, tool string, input json.Ra
 		Truncated int             `json:"truncated"`
 		Error     string          `json:"error"`
 	}
-	err := b.callBridge(ctx, d.t.sess, bridge, "function(n,i,c,m){return this.call(n,i,c,m)}",
-		[]any{tool, string(input), callID, b.opts.Limits.MaxResult}, &out)
+	// The bridge resolves with a plain object that comes back by value: one
+	// decode of CDP's answer, with the tool's value (a JSON string for a JSON
+	// result) unescaped once and never parsed here.
+	res, err := cdpt.Call(ctx, d.t.sess, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: "function(n,i,c,m){return this.call(n,i,c,m)}",
+		ObjectID:            bridge,
+		Arguments: []*runtime.CallArgument{
+			{Value: jsonString(tool)}, {Value: jsonString(string(input))},
+			{Value: jsonString(callID)}, {Value: jsonv2.Value(strconv.Itoa(b.opts.Limits.MaxResult))},
+		},
+		AwaitPromise:  ptr(true),
+		ReturnByValue: ptr(true),
+		Silent:        ptr(true),
+	})
+	switch {
+	case err != nil:
+	case res.ExceptionDetails != nil:
+		err = fmt.Errorf("the page script failed: %s", exceptionText(res.ExceptionDetails))
+	case res.Result == nil || json.Unmarshal(res.Result.Value, &out) != nil:
+		err = errors.New("the page bridge returned no result object")
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			// Abort the page's call so it frees its slot; nobody waits for it.

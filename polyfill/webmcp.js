@@ -1656,8 +1656,10 @@
       return JSONstringify({ url: G.location.href, title: doc.title, tools, overflow });
     },
     // call runs a tool like executeTool does (toolactivated, a real
-    // AbortSignal) and resolves with a JSON string, cut to maxBytes
-    // characters so a page cannot flood the connection.
+    // AbortSignal) and resolves with a plain object of strings, numbers and
+    // booleans ({ok, kind, value, truncated, error}) that Go reads by value:
+    // the value (a JSON string for a JSON result) is not encoded again. It
+    // is cut to maxBytes characters so a page cannot flood the connection.
     call(name, inputJSON, callId, maxBytes) {
       syncDoc();
       const id = 'go:' + StringCtor(callId);
@@ -1675,7 +1677,7 @@
             out.value = out.value.slice(0, maxBytes);
           }
           if (!out.ok && out.error.length > maxBytes) out.error = out.error.slice(0, maxBytes) + ' [cut]';
-          resolve(JSONstringify(out));
+          resolve(out);
         });
       });
     },

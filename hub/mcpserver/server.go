@@ -53,7 +53,8 @@ type Server struct {
 	mcp    *mcp.Server
 	opts   Options
 	logger *slog.Logger
-	listed map[string]hub.RoutedTool
+	tools  *ToolSet
+	listed map[string]pageTool // by routed name: what the last sync listed
 	calls  callLog
 	hitl   *hitl
 }
@@ -103,7 +104,7 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		hub:    h,
 		opts:   opts,
 		logger: opts.Logger,
-		listed: make(map[string]hub.RoutedTool),
+		listed: make(map[string]pageTool),
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "webmcp-cdp", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "Tools named <site>_<tool> come from web pages open in a browser; " +
@@ -112,6 +113,8 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		Logger:       opts.Logger,
 	})
+	s.tools = NewToolSet(s.mcp, ToolSetOptions{Logger: opts.Logger})
+	go s.tools.Run(ctx)
 	s.addOwnTools()
 	changes, stopChanges := h.Watch()
 	calls, stopCalls := h.WatchCalls(64)
@@ -137,16 +140,10 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 // MCP returns the go-sdk server, to run on a transport.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// minSyncGap is the least time between two syncs. The SDK sends
-// list_changed once no tool was added or removed for 10 ms, restarting that
-// wait on every change; syncing at most every 15 ms leaves it that quiet
-// moment, so a page that changes its tools without pause cannot hold the
-// notification back for ever.
-const minSyncGap = 15 * time.Millisecond
-
-// follow applies catalog changes one at a time; changes that arrive while a
-// sync runs, or within minSyncGap of it, fold into one more sync, and the
-// last change is never lost.
+// follow applies catalog changes one sync at a time; changes that arrive
+// while a sync runs fold into one more sync (the hub's watch channel holds
+// one pending signal), so the last change is never lost. Pacing the
+// notifications is the ToolSet's.
 func (s *Server) follow(ctx context.Context, changes <-chan struct{}) {
 	for {
 		select {
@@ -155,33 +152,27 @@ func (s *Server) follow(ctx context.Context, changes <-chan struct{}) {
 		case <-changes:
 			s.sync()
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(minSyncGap):
-		}
 	}
 }
 
-// sync makes the server's tool list equal to the catalog.
+// pageTool is a routed tool as the last sync listed it.
+type pageTool struct {
+	rt      hub.RoutedTool
+	json    json.RawMessage
+	handler mcp.ToolHandler
+}
+
+// sync makes the listed tools equal to the catalog: one new snapshot of the
+// ToolSet, in which only the tools that changed are rendered again.
 func (s *Server) sync() {
 	tools := s.hub.Tools()
-	want := make(map[string]hub.RoutedTool, len(tools))
+	entries := make([]ToolEntry, 0, len(tools))
+	listed := make(map[string]pageTool, len(tools))
 	for _, rt := range tools {
-		want[rt.Name] = rt
-	}
-	var gone []string
-	for name := range s.listed {
-		if _, ok := want[name]; !ok {
-			gone = append(gone, name)
-			delete(s.listed, name)
-		}
-	}
-	if len(gone) > 0 {
-		s.mcp.RemoveTools(gone...)
-	}
-	for name, rt := range want {
-		if old, ok := s.listed[name]; ok && reflect.DeepEqual(old, rt) {
+		name := rt.Name
+		if old, ok := s.listed[name]; ok && reflect.DeepEqual(old.rt, rt) {
+			listed[name] = old
+			entries = append(entries, ToolEntry{Name: name, JSON: old.json, Handler: old.handler})
 			continue
 		}
 		if strings.HasPrefix(strings.ToLower(name), hub.ReservedPrefix) {
@@ -189,33 +180,63 @@ func (s *Server) sync() {
 			s.logger.Error("not listing a page tool with a reserved name", "name", name)
 			continue
 		}
-		if err := s.addPageTool(MCPTool(rt, s.logger), s.callHandler(name)); err != nil {
-			s.logger.Error("not listing a page tool the MCP SDK refused", "name", name, "err", err)
+		t := MCPTool(rt, s.logger)
+		if err := CheckTool(t); err != nil {
+			s.logger.Error("not listing a page tool the MCP SDK would refuse", "name", name, "err", err)
 			continue
 		}
-		s.listed[name] = rt
+		raw, err := RenderTool(t)
+		if err != nil {
+			s.logger.Error("not listing a page tool", "name", name, "err", err)
+			continue
+		}
+		pt := pageTool{rt: rt, json: raw, handler: s.callHandler(name)}
+		if old, ok := s.listed[name]; ok {
+			pt.handler = old.handler
+		}
+		listed[name] = pt
+		entries = append(entries, ToolEntry{Name: name, JSON: raw, Handler: pt.handler})
 	}
-	if len(gone) > 0 || len(want) > 0 {
-		s.logger.Debug("tool list synced", "tools", len(want), "removed", len(gone))
+	s.listed = listed
+	if s.tools.Set(entries) {
+		s.logger.Debug("tool list synced", "tools", len(entries))
 	}
 }
 
+// callHandler is the handler of a page tool. A call that cannot need the
+// client's answer (no answer being returned, no confirmation policy, a
+// client without elicitation, no progress asked for) runs in the request's
+// own goroutine; any other goes through handleCall, which runs it in the
+// background so it can ask the client.
 func (s *Server) callHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return s.handleCall(ctx, req, name, req.Params.Arguments)
+		p := req.Params
+		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canElicit(req.Session) {
+			return s.callNow(ctx, name, p.Arguments)
+		}
+		return s.handleCall(ctx, req, name, p.Arguments)
 	}
 }
 
-// addPageTool adds a page tool, turning a panic of the SDK (it panics on
-// schemas it rejects) into an error.
-func (s *Server) addPageTool(t *mcp.Tool, h mcp.ToolHandler) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-		}
-	}()
-	s.mcp.AddTool(t, h)
-	return nil
+// callNow runs a call that cannot ask the client anything: a page dialog
+// is handled by the --dialogs policy (newPending's, for a client without
+// elicitation), and a client that cancels aborts the page's call.
+func (s *Server) callNow(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	pc := s.newPending(name, args, false)
+	defer pc.cancel()
+	stop := context.AfterFunc(ctx, pc.cancel)
+	defer stop()
+	res := CallToolResult(s.hub.Call(pc.runCtx, name, args))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pc.mu.Lock()
+	failed := pc.failed
+	pc.mu.Unlock()
+	if failed != "" {
+		return errResult("%s: %s", name, failed), nil
+	}
+	return res, nil
 }
 
 // safeSchema returns an input schema the SDK accepts: a JSON object whose

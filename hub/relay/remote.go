@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
 )
 
 // RemoteOptions configures a Remote. Zero values take the defaults.
@@ -56,8 +58,16 @@ type Remote struct {
 	status    RemoteStatus
 	preferred string // the name of the browser connected last
 
+	tools   *mcpserver.ToolSet
 	toolsMu sync.Mutex
-	listed  map[string]string // remote tool name -> its definition as JSON
+	listed  map[string]remoteListed // remote tool name -> its definition
+}
+
+// remoteListed is a remote tool as listed: the definition as the browser
+// side sent it, and as this server renders it.
+type remoteListed struct {
+	raw   string
+	entry mcpserver.ToolEntry
 }
 
 // RemoteStatus is what webmcp_relay_status reports.
@@ -102,7 +112,7 @@ func NewRemote(opts RemoteOptions) (*Remote, error) {
 		opts:   opts,
 		log:    opts.Logger,
 		lost:   make(chan DisconnectedParams, 16),
-		listed: make(map[string]string),
+		listed: make(map[string]remoteListed),
 		status: RemoteStatus{Relay: opts.URL, Browsers: []ExtensionInfo{}},
 	}
 	r.server = mcp.NewServer(&mcp.Implementation{Name: "webmcp-cdp-connect", Version: opts.Version}, &mcp.ServerOptions{
@@ -112,6 +122,7 @@ func NewRemote(opts RemoteOptions) (*Remote, error) {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		Logger:       opts.Logger,
 	})
+	r.tools = mcpserver.NewToolSet(r.server, mcpserver.ToolSetOptions{Logger: opts.Logger})
 	r.addOwnTools()
 	return r, nil
 }
@@ -139,6 +150,7 @@ func (r *Remote) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	go r.tools.Run(ctx)
 	go r.run(ctx, c)
 	return nil
 }
@@ -410,10 +422,11 @@ func (r *Remote) syncTools(ctx context.Context, c *Client) (uint64, error) {
 	return v, nil
 }
 
-// applyTools adds, replaces and removes remote tools so that the server
-// lists exactly the given ones (the go-sdk server then tells the client the
-// list changed). Definitions come from another machine: each is checked,
-// and one the SDK would refuse is skipped, not fatal.
+// applyTools makes the server list exactly the given remote tools, as
+// one new snapshot of its ToolSet (which then tells the client the list
+// changed). Definitions come from another machine: each is checked, and
+// one the SDK would refuse is skipped, not fatal. Only definitions that
+// changed are decoded and rendered again.
 func (r *Remote) applyTools(ctx context.Context, raws []json.RawMessage) {
 	r.toolsMu.Lock()
 	defer r.toolsMu.Unlock()
@@ -424,45 +437,43 @@ func (r *Remote) applyTools(ctx context.Context, raws []json.RawMessage) {
 	for _, t := range r.ownToolNames() {
 		own[t] = true
 	}
-	want := make(map[string]*mcp.Tool, len(raws))
-	wantJSON := make(map[string]string, len(raws))
+	byRaw := make(map[string]remoteListed, len(r.listed))
+	for _, l := range r.listed {
+		byRaw[l.raw] = l
+	}
+	listed := make(map[string]remoteListed, len(raws))
+	entries := make([]mcpserver.ToolEntry, 0, len(raws))
 	for _, raw := range raws {
-		if len(want) >= r.opts.MaxTools {
+		if len(listed) >= r.opts.MaxTools {
 			r.log.Warn("the browser lists more tools than the limit; the rest are left out", "limit", r.opts.MaxTools)
 			break
 		}
-		t, err := remoteTool(raw)
-		if err != nil {
-			r.log.Warn("skipping a remote tool", "err", err)
+		l, ok := byRaw[string(raw)]
+		if !ok {
+			t, err := remoteTool(raw)
+			if err != nil {
+				r.log.Warn("skipping a remote tool", "err", err)
+				continue
+			}
+			if own[t.Name] {
+				r.log.Warn("skipping a remote tool whose name is one of connect's own", "name", t.Name)
+				continue
+			}
+			rendered, err := mcpserver.RenderTool(t)
+			if err != nil {
+				r.log.Warn("skipping a remote tool", "name", t.Name, "err", err)
+				continue
+			}
+			l = remoteListed{raw: string(raw), entry: mcpserver.ToolEntry{Name: t.Name, JSON: rendered, Handler: r.remoteHandler(t.Name)}}
+		}
+		if _, dup := listed[l.entry.Name]; dup {
 			continue
 		}
-		if own[t.Name] {
-			r.log.Warn("skipping a remote tool whose name is one of connect's own", "name", t.Name)
-			continue
-		}
-		want[t.Name] = t
-		wantJSON[t.Name] = string(raw)
+		listed[l.entry.Name] = l
+		entries = append(entries, l.entry)
 	}
-	var gone []string
-	for name := range r.listed {
-		if _, ok := want[name]; !ok {
-			gone = append(gone, name)
-			delete(r.listed, name)
-		}
-	}
-	if len(gone) > 0 {
-		r.server.RemoveTools(gone...)
-	}
-	for name, t := range want {
-		if r.listed[name] == wantJSON[name] {
-			continue
-		}
-		if err := r.addTool(t, r.remoteHandler(name)); err != nil {
-			r.log.Warn("skipping a remote tool", "name", name, "err", err)
-			continue
-		}
-		r.listed[name] = wantJSON[name]
-	}
+	r.listed = listed
+	r.tools.Set(entries)
 }
 
 // remoteTool decodes and checks one tool definition.
@@ -481,34 +492,18 @@ func remoteTool(raw json.RawMessage) (*mcp.Tool, error) {
 	// Page tools declare no output schema; a stray one would make the SDK
 	// check page results against it.
 	t.OutputSchema = nil
+	if err := mcpserver.CheckTool(&t); err != nil {
+		return nil, err
+	}
 	return &t, nil
-}
-
-// addTool adds a tool, turning the SDK's panic on a bad definition into an
-// error.
-func (r *Remote) addTool(t *mcp.Tool, h mcp.ToolHandler) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("the MCP SDK refused the definition: %v", p)
-		}
-	}()
-	r.server.AddTool(t, h)
-	return nil
 }
 
 // removeRemoteTools removes every remote tool (the browser went away).
 func (r *Remote) removeRemoteTools() {
 	r.toolsMu.Lock()
 	defer r.toolsMu.Unlock()
-	if len(r.listed) == 0 {
-		return
-	}
-	names := make([]string, 0, len(r.listed))
-	for n := range r.listed {
-		names = append(names, n)
-	}
-	r.listed = make(map[string]string)
-	r.server.RemoveTools(names...)
+	r.listed = make(map[string]remoteListed)
+	r.tools.Set(nil)
 }
 
 // current returns the relay connection when a browser is connected, or the

@@ -1,0 +1,145 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
+)
+
+// The benchmarks measure the MCP edge in process:
+//
+//	go test ./hub/mcpserver -run '^$' -bench . -benchmem
+
+// lineClient speaks JSON-RPC lines to a server over pipes and does not
+// decode the answers beyond finding a cursor: what it measures is the
+// server's work (decoding the request, answering it, encoding the answer).
+type lineClient struct {
+	tb  testing.TB
+	w   io.Writer
+	r   *bufio.Reader
+	seq int
+}
+
+func newLineClient(tb testing.TB, srv *mcp.Server) *lineClient {
+	tb.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: inR, Writer: outW}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cancel(); inW.Close(); outR.Close(); ss.Close() })
+	c := &lineClient{tb: tb, w: inW, r: bufio.NewReaderSize(outR, 8<<20)}
+	c.rpc(`"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"0"}}`)
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`+"\n"); err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// rpc sends a request (the method and params part of it) and returns the
+// answer's line.
+func (c *lineClient) rpc(methodAndParams string) []byte {
+	c.seq++
+	id := fmt.Sprintf(`"id":%d,`, c.seq)
+	if _, err := io.WriteString(c.w, `{"jsonrpc":"2.0",`+id+`"method":`+methodAndParams+"}\n"); err != nil {
+		c.tb.Fatal(err)
+	}
+	for {
+		line, err := c.r.ReadSlice('\n')
+		if err != nil {
+			c.tb.Fatal(err)
+		}
+		if bytes.Contains(line[:min(len(line), 200)], []byte(id)) {
+			if bytes.HasPrefix(line, []byte(`{"jsonrpc":"2.0",`+id+`"error"`)) {
+				c.tb.Fatalf("error: %.300s", line)
+			}
+			return line
+		}
+	}
+}
+
+// listAll lists every page and returns the bytes and pages read.
+func (c *lineClient) listAll() (n, pages int) {
+	cursor := ""
+	for {
+		params := `{}`
+		if cursor != "" {
+			params = `{"cursor":"` + cursor + `"}`
+		}
+		line := c.rpc(`"tools/list","params":` + params)
+		n += len(line)
+		pages++
+		head := string(line[:min(len(line), 300)])
+		_, rest, ok := strings.Cut(head, `"nextCursor":"`)
+		if !ok {
+			return n, pages
+		}
+		cursor, _, _ = strings.Cut(rest, `"`)
+	}
+}
+
+// BenchmarkToolsListServerSide is tools/list of the 2200-tool catalog,
+// all pages, as the server answers it over a pipe.
+func BenchmarkToolsListServerSide(b *testing.B) {
+	srv, h := catalogServer(b)
+	want := len(h.Tools())
+	c := newLineClient(b, srv.MCP())
+	n, pages := c.listAll()
+	if pages != 3 || want != 2200 {
+		b.Fatalf("%d tools in %d pages", want, pages)
+	}
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		c.listAll()
+	}
+}
+
+// BenchmarkCall is one tools/call of a page tool through a go-sdk client in
+// memory, into a fake browser; BenchmarkCallHub is the hub's part alone.
+func BenchmarkCall(b *testing.B) {
+	srv, h := catalogServer(b)
+	name := h.Tools()[len(h.Tools())/2].Name
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "b", Version: "0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close(); ss.Wait() })
+	params := &mcp.CallToolParams{Name: name, Arguments: map[string]any{"query": "x"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil || res.IsError {
+			b.Fatalf("%v %v", err, res)
+		}
+	}
+}
+
+func BenchmarkCallHub(b *testing.B) {
+	h := hub.New(&fakeBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
+	h.Update(mkDoc("a", "A"), []core.Tool{{Name: "t", Description: "t"}}, nil)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if o := h.Call(ctx, site+"_t", []byte(`{"query":"x"}`)); o.IsError {
+			b.Fatal(o)
+		}
+	}
+}

@@ -1,0 +1,576 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// This file holds the tool-list syncer that the stdio and HTTP servers and
+// the relay's connect side share: a ToolSet answers tools/list and
+// tools/call of a changing set of tools from atomic snapshots, rendered
+// once per version, and sends notifications/tools/list_changed itself.
+
+// ToolEntry is one tool of a ToolSet.
+type ToolEntry struct {
+	// Name is the tool's name.
+	Name string
+	// JSON is the tool's definition exactly as tools/list carries it: a
+	// compact JSON object (an mcp.Tool). Two entries with equal JSON are the
+	// same tool.
+	JSON json.RawMessage
+	// Handler runs a tools/call of the tool. The go-sdk's own tools/call
+	// path runs it, so multi round-trip results work as for any tool.
+	Handler mcp.ToolHandler
+}
+
+// RenderTool renders t for a ToolEntry: compact JSON, with no HTML escaping
+// (as the go-sdk encodes its messages).
+func RenderTool(t *mcp.Tool) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(t); err != nil {
+		return nil, fmt.Errorf("rendering tool %q: %w", t.Name, err)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// CheckTool checks a tool definition as the go-sdk's AddTool does (which
+// panics on what it refuses), since the tools of a ToolSet never go through
+// AddTool: a name, an input schema that is a JSON object of type "object",
+// and valid x-mcp-header annotations when the schema has any.
+func CheckTool(t *mcp.Tool) error {
+	if t.Name == "" {
+		return fmt.Errorf("a tool has no name")
+	}
+	raw, ok := t.InputSchema.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(t.InputSchema)
+		if err != nil {
+			return fmt.Errorf("the input schema of %q does not encode: %w", t.Name, err)
+		}
+		raw = b
+	}
+	var m struct {
+		Type any `json:"type"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return fmt.Errorf("the input schema of %q is not a JSON object: %w", t.Name, err)
+	}
+	if m.Type != "object" {
+		return fmt.Errorf("the input schema of %q does not have type \"object\" (got %v)", t.Name, m.Type)
+	}
+	if bytes.Contains(raw, []byte("x-mcp-header")) {
+		// Rare: let the SDK itself judge, on a scratch server.
+		return sdkAccepts(t)
+	}
+	return nil
+}
+
+// sdkAccepts adds t to a scratch go-sdk server and turns its panic into an
+// error.
+func sdkAccepts(t *mcp.Tool) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the MCP SDK refuses %q: %v", t.Name, p)
+		}
+	}()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "check", Version: "0"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	srv.AddTool(t, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+	return nil
+}
+
+// ToolSetOptions configures a ToolSet. Zero values take the defaults.
+type ToolSetOptions struct {
+	// PageSize is the number of tools per tools/list page (default 1000,
+	// as the go-sdk's).
+	PageSize int
+	// MinGap is the least time between two list_changed notifications
+	// (default 10 ms). The first change after a quiet moment is announced
+	// at once; changes within MinGap of a notification fold into one more
+	// notification when it ends, so the last change is never left
+	// unannounced.
+	MinGap time.Duration
+	// Logger receives the log (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// ToolSet serves a changing set of tools on a go-sdk server next to the
+// tools registered with the server itself:
+//
+//   - Set makes a new snapshot of the set. A snapshot is immutable; its
+//     tools/list pages are rendered once, when first asked for. A client's
+//     tools/list always sees one snapshot whole, never a set half-applied,
+//     and a paginated listing stays on the snapshot its first page came
+//     from (the cursor names it) while that snapshot is among the last few.
+//   - tools/list and tools/call are answered by receiving middleware; the
+//     server's own tools stay registered with the SDK and are listed on the
+//     first page, before the set's tools.
+//   - notifications/tools/list_changed goes to every session after a Set
+//     that changed the set, paced by MinGap, and never after one that did
+//     not. It is sent directly (not through the SDK's 10 ms debounce), to
+//     legacy sessions as such and to 2026-07-28 sessions on their
+//     subscriptions/listen stream.
+type ToolSet struct {
+	srv     *mcp.Server
+	opts    ToolSetOptions
+	log     *slog.Logger
+	send    mcp.MethodHandler // the SDK's sending handler, below our middleware
+	pending chan struct{}     // capacity 1: a change not yet announced
+
+	setMu   sync.Mutex // serializes Set
+	cur     atomic.Pointer[snapshot]
+	keepMu  sync.Mutex  // guards recent
+	recent  []*snapshot // the last few snapshots, for cursors into them
+	version atomic.Uint64
+
+	subMu sync.Mutex
+	subs  map[*mcp.ServerSession]any    // session -> its tools list_changed subscription id
+	seen  map[*mcp.ServerSession]uint64 // session -> the set's version when it first sent a request
+	// pruneAt is the size of seen at which gone sessions are forgotten.
+	pruneAt int
+
+	ownMu   sync.Mutex
+	ownKey  []*mcp.Tool
+	ownJSON []byte
+}
+
+// dispatchName is the one tool the SDK registry holds for all of a
+// ToolSet's tools: tools/call of a set tool goes through the SDK's own
+// tools/call path under this name (so its multi round-trip handling and
+// result checks apply), then to the tool's handler. It is never listed.
+const dispatchName = "webmcp_cdp_toolset_dispatch"
+
+// keepSnapshots is how many snapshots a cursor can still refer to.
+const keepSnapshots = 4
+
+// snapshot is one version of the set.
+type snapshot struct {
+	version uint64
+	tools   []ToolEntry // sorted by name
+	byName  map[string]int
+	size    int // page size
+	pages   []pageOnce
+}
+
+type pageOnce struct {
+	once sync.Once
+	json []byte // the page's tools, comma-separated, without brackets
+}
+
+// page returns page i of the snapshot's tools rendered as JSON objects
+// separated by commas, rendering it on first use.
+func (s *snapshot) page(i int) []byte {
+	p := &s.pages[i]
+	p.once.Do(func() {
+		lo, hi := i*s.size, min((i+1)*s.size, len(s.tools))
+		n := 0
+		for _, e := range s.tools[lo:hi] {
+			n += len(e.JSON) + 1
+		}
+		b := make([]byte, 0, n)
+		for j, e := range s.tools[lo:hi] {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, e.JSON...)
+		}
+		p.json = b
+	})
+	return p.json
+}
+
+// NewToolSet installs a ToolSet on srv, which must have no sessions yet.
+// Run announces its changes.
+func NewToolSet(srv *mcp.Server, opts ToolSetOptions) *ToolSet {
+	if opts.PageSize <= 0 {
+		opts.PageSize = 1000
+	}
+	if opts.MinGap <= 0 {
+		opts.MinGap = 10 * time.Millisecond
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	ts := &ToolSet{
+		srv:     srv,
+		opts:    opts,
+		log:     opts.Logger,
+		pending: make(chan struct{}, 1),
+		subs:    make(map[*mcp.ServerSession]any),
+		seen:    make(map[*mcp.ServerSession]uint64),
+		pruneAt: 256,
+	}
+	empty := ts.newSnapshot(nil)
+	ts.cur.Store(empty)
+	ts.recent = []*snapshot{empty}
+	srv.AddTool(&mcp.Tool{Name: dispatchName, InputSchema: json.RawMessage(`{"type":"object"}`)}, ts.dispatch)
+	srv.AddSendingMiddleware(ts.sending)
+	srv.AddReceivingMiddleware(ts.receiving)
+	return ts
+}
+
+func (ts *ToolSet) newSnapshot(tools []ToolEntry) *snapshot {
+	s := &snapshot{version: ts.version.Add(1), tools: tools, byName: make(map[string]int, len(tools)), size: ts.opts.PageSize}
+	for i, e := range tools {
+		s.byName[e.Name] = i
+	}
+	s.pages = make([]pageOnce, max(1, (len(tools)+s.size-1)/s.size))
+	return s
+}
+
+// Set makes the set exactly entries (the slice is the ToolSet's from now
+// on; duplicate names keep the first) and reports whether that changed
+// anything a client can see. A change is announced to clients.
+func (ts *ToolSet) Set(entries []ToolEntry) bool {
+	slices.SortStableFunc(entries, func(a, b ToolEntry) int { return strings.Compare(a.Name, b.Name) })
+	entries = slices.CompactFunc(entries, func(a, b ToolEntry) bool { return a.Name == b.Name })
+	ts.setMu.Lock()
+	defer ts.setMu.Unlock()
+	old := ts.cur.Load()
+	if sameTools(old.tools, entries) {
+		// Handlers may be new closures; keep the listing, take the handlers.
+		s := *old
+		s.tools = entries
+		s.pages = old.pages
+		ts.cur.Store(&s)
+		return false
+	}
+	s := ts.newSnapshot(entries)
+	ts.keepMu.Lock()
+	ts.recent = append(ts.recent, s)
+	if len(ts.recent) > keepSnapshots {
+		ts.recent = slices.Delete(ts.recent, 0, len(ts.recent)-keepSnapshots)
+	}
+	ts.keepMu.Unlock()
+	ts.cur.Store(s)
+	select {
+	case ts.pending <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+func sameTools(a, b []ToolEntry) bool {
+	return slices.EqualFunc(a, b, func(x, y ToolEntry) bool { return x.Name == y.Name && bytes.Equal(x.JSON, y.JSON) })
+}
+
+// Len returns the number of tools in the set.
+func (ts *ToolSet) Len() int { return len(ts.cur.Load().tools) }
+
+// Has reports whether the set has a tool of that name.
+func (ts *ToolSet) Has(name string) bool {
+	_, ok := ts.cur.Load().byName[name]
+	return ok
+}
+
+// Run sends list_changed after changes until ctx ends: at once after a
+// quiet moment, then at most once per MinGap while changes go on. Changes
+// made before Run are announced when it starts.
+func (ts *ToolSet) Run(ctx context.Context) {
+	t := time.NewTimer(0)
+	<-t.C
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ts.pending:
+		}
+		ts.notifyAll(ctx)
+		t.Reset(ts.opts.MinGap)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// protocol20260728 is the first MCP version in which list_changed goes on
+// a subscriptions/listen stream.
+const protocol20260728 = "2026-07-28"
+
+// notifyAll sends list_changed to every session that can take it.
+func (ts *ToolSet) notifyAll(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ts.subMu.Lock()
+	live := ts.pruneLocked()
+	ts.subMu.Unlock()
+	for ss := range live {
+		p := ss.InitializeParams()
+		if p == nil {
+			continue // not initialized: it lists when it is
+		}
+		params := &mcp.ToolListChangedParams{}
+		if p.ProtocolVersion >= protocol20260728 {
+			ts.subMu.Lock()
+			id, ok := ts.subs[ss]
+			ts.subMu.Unlock()
+			if !ok {
+				continue // no subscription to tool changes
+			}
+			params.Meta = mcp.Meta{mcp.MetaKeySubscriptionID: id}
+		}
+		req := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: ss, Params: params}
+		if _, err := ts.send(ctx, "notifications/tools/list_changed", req); err != nil {
+			ts.log.Debug("sending tools/list_changed", "session", ss.ID(), "err", err)
+		}
+	}
+}
+
+// pruneLocked forgets the sessions that are gone and returns the live
+// ones.
+func (ts *ToolSet) pruneLocked() map[*mcp.ServerSession]bool {
+	live := make(map[*mcp.ServerSession]bool)
+	for ss := range ts.srv.Sessions() {
+		live[ss] = true
+	}
+	for ss := range ts.seen {
+		if !live[ss] {
+			delete(ts.seen, ss)
+		}
+	}
+	ts.pruneAt = max(256, 2*len(ts.seen))
+	return live
+}
+
+// sending is sending middleware: it keeps the handler below it for
+// notifyAll, and learns each session's tool-change subscription from the
+// SDK's acknowledgement of subscriptions/listen.
+func (ts *ToolSet) sending(next mcp.MethodHandler) mcp.MethodHandler {
+	ts.send = next
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "notifications/subscriptions/acknowledged" {
+			return next(ctx, method, req)
+		}
+		p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams)
+		ss, ok2 := req.GetSession().(*mcp.ServerSession)
+		if !ok || !ok2 || !p.Notifications.ToolsListChanged {
+			return next(ctx, method, req)
+		}
+		id := p.Meta[mcp.MetaKeySubscriptionID]
+		ts.subMu.Lock()
+		ts.subs[ss] = id
+		first, known := ts.seen[ss]
+		ts.subMu.Unlock()
+		res, err := next(ctx, method, req)
+		if err == nil && known && ts.cur.Load().version != first {
+			// The set changed after the session began and before it
+			// subscribed: that change was announced to nobody here.
+			lc := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: ss,
+				Params: &mcp.ToolListChangedParams{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: id}}}
+			if _, err := next(ctx, "notifications/tools/list_changed", lc); err != nil {
+				ts.log.Debug("sending tools/list_changed", "session", ss.ID(), "err", err)
+			}
+		}
+		return res, err
+	}
+}
+
+// dispatchKey carries a set tool's call from the middleware to dispatch.
+type dispatchKey struct{}
+
+type dispatched struct {
+	handler mcp.ToolHandler
+	name    string // the tool's own name
+}
+
+// receiving is receiving middleware: tools/list and tools/call of the set,
+// and the end of a subscriptions/listen.
+func (ts *ToolSet) receiving(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+			ts.subMu.Lock()
+			if _, ok := ts.seen[ss]; !ok {
+				ts.seen[ss] = ts.cur.Load().version
+				if len(ts.seen) >= ts.pruneAt {
+					ts.pruneLocked()
+				}
+			}
+			ts.subMu.Unlock()
+		}
+		switch method {
+		case "tools/list":
+			if r, ok := req.(*mcp.ListToolsRequest); ok {
+				return ts.list(ctx, next, r)
+			}
+		case "tools/call":
+			r, ok := req.(*mcp.CallToolRequest)
+			if !ok || r.Params == nil {
+				break
+			}
+			if r.Params.Name == dispatchName {
+				return nil, unknownTool(r.Params.Name)
+			}
+			s := ts.cur.Load()
+			i, ok := s.byName[r.Params.Name]
+			if !ok {
+				break
+			}
+			p := *r.Params
+			p.Name = dispatchName
+			ctx = context.WithValue(ctx, dispatchKey{}, dispatched{handler: s.tools[i].Handler, name: r.Params.Name})
+			return next(ctx, method, &mcp.CallToolRequest{Session: r.Session, Params: &p, Extra: r.Extra})
+		case "subscriptions/listen":
+			res, err := next(ctx, method, req)
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				ts.subMu.Lock()
+				delete(ts.subs, ss)
+				ts.subMu.Unlock()
+			}
+			return res, err
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// dispatch is the SDK-registered handler behind every set tool. It takes
+// the request as the SDK hands it over (for a client without multi
+// round-trip results, the SDK's retry carries the client's answers) and
+// gives it back its tool's name.
+func (ts *ToolSet) dispatch(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	d, ok := ctx.Value(dispatchKey{}).(dispatched)
+	if !ok {
+		return nil, unknownTool(dispatchName)
+	}
+	p := *req.Params
+	p.Name = d.name
+	return d.handler(ctx, &mcp.CallToolRequest{Session: req.Session, Params: &p, Extra: req.Extra})
+}
+
+func unknownTool(name string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+}
+
+// list answers tools/list: the server's own tools, then the set's, from
+// one snapshot, paginated. A cursor is "<version>.<page>".
+func (ts *ToolSet) list(ctx context.Context, next mcp.MethodHandler, r *mcp.ListToolsRequest) (mcp.Result, error) {
+	cursor := ""
+	if r.Params != nil {
+		cursor = r.Params.Cursor
+	}
+	s, page := ts.cur.Load(), 0
+	if cursor != "" {
+		var err error
+		if s, page, err = ts.locate(cursor); err != nil {
+			return nil, err
+		}
+	}
+	out := &listResult{ListToolsResult: &mcp.ListToolsResult{}}
+	// The SDK lists the server's own tools (and fills what it fills in a
+	// result, such as the cache hints) on the first page.
+	ownRes, err := next(ctx, "tools/list", &mcp.ListToolsRequest{Session: r.Session, Params: &mcp.ListToolsParams{Meta: paramsMeta(r)}, Extra: r.Extra})
+	if err != nil {
+		return nil, err
+	}
+	if own, ok := ownRes.(*mcp.ListToolsResult); ok {
+		out.ListToolsResult = own
+		if page == 0 {
+			out.own = ts.renderOwn(own.Tools)
+		}
+		own.Tools = []*mcp.Tool{}
+		own.NextCursor = ""
+	}
+	out.tools = s.page(page)
+	if page+1 < len(s.pages) {
+		out.NextCursor = strconv.FormatUint(s.version, 10) + "." + strconv.Itoa(page+1)
+	}
+	return out, nil
+}
+
+func paramsMeta(r *mcp.ListToolsRequest) mcp.Meta {
+	if r.Params == nil {
+		return nil
+	}
+	return r.Params.Meta
+}
+
+// locate finds the snapshot and page a cursor names.
+func (ts *ToolSet) locate(cursor string) (*snapshot, int, error) {
+	bad := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid or expired cursor: list the tools again from the start"}
+	v, p, ok := strings.Cut(cursor, ".")
+	version, err1 := strconv.ParseUint(v, 10, 64)
+	page, err2 := strconv.Atoi(p)
+	if !ok || err1 != nil || err2 != nil || page < 0 {
+		return nil, 0, bad
+	}
+	ts.keepMu.Lock()
+	defer ts.keepMu.Unlock()
+	for _, s := range ts.recent {
+		if s.version == version && page < len(s.pages) {
+			return s, page, nil
+		}
+	}
+	return nil, 0, bad
+}
+
+// renderOwn renders the server's own tools (without the dispatch tool),
+// once for as long as they stay the same.
+func (ts *ToolSet) renderOwn(tools []*mcp.Tool) []byte {
+	ts.ownMu.Lock()
+	defer ts.ownMu.Unlock()
+	if slices.Equal(tools, ts.ownKey) && ts.ownJSON != nil {
+		return ts.ownJSON
+	}
+	var b []byte
+	for _, t := range tools {
+		if t.Name == dispatchName {
+			continue
+		}
+		j, err := RenderTool(t)
+		if err != nil {
+			ts.log.Error("not listing a tool", "name", t.Name, "err", err)
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, j...)
+	}
+	ts.ownKey, ts.ownJSON = slices.Clone(tools), b
+	return b
+}
+
+// listResult is a tools/list result whose tools are already JSON. It is a
+// *mcp.ListToolsResult for the SDK (which may set its _meta and result
+// type) and marshals the pre-rendered tools in place of its Tools.
+type listResult struct {
+	*mcp.ListToolsResult
+	own   []byte // the server's own tools, comma-separated
+	tools []byte // the set's tools of this page, comma-separated
+}
+
+// MarshalJSON writes the result's envelope, then the tools as rendered.
+func (r *listResult) MarshalJSON() ([]byte, error) {
+	r.Tools = []*mcp.Tool{}
+	head, err := json.Marshal(r.ListToolsResult)
+	if err != nil {
+		return nil, err
+	}
+	const tail = `"tools":[]}`
+	if !bytes.HasSuffix(head, []byte(tail)) {
+		return nil, fmt.Errorf("unexpected tools/list envelope %.100q", head)
+	}
+	b := make([]byte, 0, len(head)+len(r.own)+len(r.tools)+2)
+	b = append(b, head[:len(head)-2]...)
+	b = append(b, r.own...)
+	if len(r.own) > 0 && len(r.tools) > 0 {
+		b = append(b, ',')
+	}
+	b = append(b, r.tools...)
+	return append(b, "]}"...), nil
+}
