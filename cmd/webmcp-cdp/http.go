@@ -21,6 +21,7 @@ type httpFlags struct {
 	token        string
 	allowedHosts []string
 	maxBody      int64
+	readTimeout  time.Duration
 }
 
 func (f *httpFlags) register(fs *pflag.FlagSet) {
@@ -28,6 +29,7 @@ func (f *httpFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.token, "token", "", "bearer token HTTP clients must send (default $WEBMCP_CDP_TOKEN); required when --http is not loopback")
 	fs.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "further host names accepted in Host and Origin headers (for a server reached by name)")
 	fs.Int64Var(&f.maxBody, "max-body-bytes", 4<<20, "largest HTTP request body")
+	fs.DurationVar(&f.readTimeout, "http-read-timeout", mcpserver.DefaultReadTimeout, "longest time an HTTP client may take to send a request's headers, and again its body; a slower one is cut off (responses and event streams are not bounded)")
 }
 
 // check refuses bad --http values before anything starts.
@@ -42,6 +44,9 @@ func (f *httpFlags) check() error {
 	if !loopback && f.options().Token == "" {
 		return fmt.Errorf("--http %s is not a loopback address: set --token (or WEBMCP_CDP_TOKEN) so that only your clients can call the browser's tools", addr)
 	}
+	if f.readTimeout < 100*time.Millisecond {
+		return fmt.Errorf("--http-read-timeout %s: must be at least 100ms", f.readTimeout)
+	}
 	if f.maxBody < 1024 {
 		return fmt.Errorf("--max-body-bytes %d: must be at least 1024", f.maxBody)
 	}
@@ -53,7 +58,7 @@ func (f *httpFlags) options() mcpserver.HTTPOptions {
 	if token == "" {
 		token = os.Getenv("WEBMCP_CDP_TOKEN")
 	}
-	return mcpserver.HTTPOptions{Addr: f.addr, Token: token, MaxBodyBytes: f.maxBody, AllowedHosts: f.allowedHosts}
+	return mcpserver.HTTPOptions{Addr: f.addr, Token: token, MaxBodyBytes: f.maxBody, AllowedHosts: f.allowedHosts, ReadTimeout: f.readTimeout}
 }
 
 // serve serves MCP on the transport the flags choose, until the client

@@ -32,7 +32,14 @@ type HTTPOptions struct {
 	// AllowedHosts are further Host/Origin host names accepted besides the
 	// listening address (for a server behind a name).
 	AllowedHosts []string
+	// ReadTimeout bounds the reading of a request's headers, and again of
+	// its body (default DefaultReadTimeout). It does not bound the response:
+	// event streams and long tool calls go on.
+	ReadTimeout time.Duration
 }
+
+// DefaultReadTimeout is HTTPOptions.ReadTimeout's default.
+const DefaultReadTimeout = 10 * time.Second
 
 // ListenAddr normalises an --http value and says whether it is loopback.
 func ListenAddr(addr string) (string, bool, error) {
