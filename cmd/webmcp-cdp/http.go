@@ -27,7 +27,7 @@ type httpFlags struct {
 func (f *httpFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.addr, "http", "", "serve MCP over streamable HTTP at http://ADDR/mcp instead of stdio (ADDR: host:port, :port or port; the host defaults to 127.0.0.1)")
 	fs.StringVar(&f.token, "token", "", "bearer token HTTP clients must send (default $WEBMCP_CDP_TOKEN); required when --http is not loopback")
-	fs.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "further host names accepted in Host and Origin headers (for a server reached by name)")
+	fs.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "further host names accepted in Host and Origin headers (for a server reached by name), repeatable: NAME (this server's port or the default port), NAME:PORT, or an origin such as https://NAME:8443")
 	fs.Int64Var(&f.maxBody, "max-body-bytes", 4<<20, "largest HTTP request body")
 	fs.DurationVar(&f.readTimeout, "http-read-timeout", mcpserver.DefaultReadTimeout, "longest time an HTTP client may take to send a request's headers, and again its body; a slower one is cut off (responses and event streams are not bounded)")
 }
@@ -43,6 +43,9 @@ func (f *httpFlags) check() error {
 	}
 	if !loopback && f.options().Token == "" {
 		return fmt.Errorf("--http %s is not a loopback address: set --token (or WEBMCP_CDP_TOKEN) so that only your clients can call the browser's tools", addr)
+	}
+	if err := mcpserver.CheckAllowedHosts(f.allowedHosts); err != nil {
+		return err
 	}
 	if f.readTimeout < 100*time.Millisecond {
 		return fmt.Errorf("--http-read-timeout %s: must be at least 100ms", f.readTimeout)

@@ -73,3 +73,54 @@ func TestStatusPageRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestOriginPolicy: an Origin is the server's own with its scheme, host and
+// port; --allowed-host entries add a name (the server's port or the default
+// port), a name:port or an exact origin.
+func TestOriginPolicy(t *testing.T) {
+	loop, err := newSitePolicy("127.0.0.1:8808", true, []string{"mcp.example.test", "proxy.test:9000", "https://app.example.test:8443"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wild, err := newSitePolicy("0.0.0.0:8808", false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		p      *sitePolicy
+		origin string
+		want   string // "" accepted, else a part of the reason
+	}{
+		{loop, "http://127.0.0.1:8808", ""},
+		{loop, "http://LOCALHOST:8808", ""},
+		{loop, "http://[::1]:8808", ""},
+		{loop, "http://127.0.0.1:9999", "port 8808, not port 9999"},
+		{loop, "http://127.0.0.1", "not port 80"},
+		{loop, "https://127.0.0.1:8808", "http, not https"},
+		{loop, "http://evil.example:8808", `host "evil.example"`},
+		{loop, "null", "not an http or https origin"},
+		{loop, "file://", "not an http or https origin"},
+		{loop, "https://mcp.example.test", ""},
+		{loop, "http://mcp.example.test", ""},
+		{loop, "http://mcp.example.test:8808", ""},
+		{loop, "http://mcp.example.test:9999", "not port 9999"},
+		{loop, "http://proxy.test:9000", ""},
+		{loop, "https://proxy.test:9000", ""},
+		{loop, "http://proxy.test:8808", "port 9000, not port 8808"},
+		{loop, "https://app.example.test:8443", ""},
+		{loop, "https://app.example.test", "not port 443"},
+		{loop, "http://app.example.test:8443", "not http"},
+		{wild, "http://127.0.0.1:8808", `host "127.0.0.1"`},
+	}
+	for _, tt := range tests {
+		got := tt.p.checkOrigin(tt.origin)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("checkOrigin(%q) = %q, want %q", tt.origin, got, tt.want)
+		}
+	}
+	for _, bad := range []string{"https://x.test/path", "ftp://x.test", "x.test:port", "a b", ""} {
+		if err := CheckAllowedHosts([]string{bad}); err == nil {
+			t.Errorf("--allowed-host %q accepted", bad)
+		}
+	}
+}
