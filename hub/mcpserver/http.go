@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -31,16 +34,31 @@ type HTTPOptions struct {
 	// MaxBodyBytes bounds a request body (default 4 MiB).
 	MaxBodyBytes int64
 	// AllowedHosts are further Host/Origin host names accepted besides the
-	// listening address (for a server behind a name).
+	// listening address (for a server behind a name): "name", "name:port"
+	// or an origin "https://name:port".
 	AllowedHosts []string
 	// ReadTimeout bounds the reading of a request's headers, and again of
 	// its body (default DefaultReadTimeout). It does not bound the response:
 	// event streams and long tool calls go on.
 	ReadTimeout time.Duration
+	// MaxConnsPerIP bounds the connections one client address may hold
+	// open at once (default DefaultMaxConnsPerIP); MaxConns bounds them all
+	// (default 1024, and never below MaxConnsPerIP). A connection over
+	// either bound gets 503 and is closed.
+	MaxConnsPerIP int
+	MaxConns      int
 }
 
 // DefaultReadTimeout is HTTPOptions.ReadTimeout's default.
 const DefaultReadTimeout = 10 * time.Second
+
+// DefaultMaxConnsPerIP is HTTPOptions.MaxConnsPerIP's default: room for a
+// few dozen local clients, each with its event stream and a request or two.
+const DefaultMaxConnsPerIP = 64
+
+// idleTimeout is how long a kept-alive connection may wait for its next
+// request.
+const idleTimeout = 60 * time.Second
 
 // ListenAddr normalises an --http value and says whether it is loopback.
 func ListenAddr(addr string) (string, bool, error) {
@@ -96,16 +114,38 @@ func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 4 << 20
 	}
-	ln, err := net.Listen("tcp", addr)
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = DefaultReadTimeout
+	}
+	if opts.MaxConnsPerIP <= 0 {
+		opts.MaxConnsPerIP = DefaultMaxConnsPerIP
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = 1024
+	}
+	opts.MaxConns = max(opts.MaxConns, opts.MaxConnsPerIP)
+	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	h, err := s.httpHandler(opts, ln.Addr().String(), loopback)
+	h, err := s.httpHandler(opts, tcp.Addr().String(), loopback)
 	if err != nil {
-		ln.Close()
+		tcp.Close()
 		return nil, err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	ln := newConnLimiter(tcp, opts.MaxConnsPerIP, opts.MaxConns, s.logger)
+	// Headers are bounded here, bodies by bodyDeadline, idle connections by
+	// IdleTimeout. No WriteTimeout: it would cut event streams and long
+	// tool calls. No ReadTimeout either: bodyDeadline does its work per
+	// request with documented calls, and lifts the deadline once the body
+	// is read (net/http's background read, which cancels the request's
+	// context when a read fails, must then run without one).
+	srv := &http.Server{
+		Handler:           bodyDeadline(h, opts.ReadTimeout),
+		ReadHeaderTimeout: opts.ReadTimeout,
+		IdleTimeout:       idleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+	}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("the HTTP endpoint stopped: %w", err)
@@ -142,6 +182,134 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool) (htt
 		return nil, err
 	}
 	return originGuard(h, p, loopback), nil
+}
+
+// bodyDeadline bounds the reading of each request body to d from the start
+// of the handler: a client that trickles its body is cut off (its read
+// fails, and the connection is closed). The deadline is lifted as soon as
+// the body has been read to its end, so it never bounds the response: an
+// event stream or a long tool call goes on. Requests without a body (the
+// GET of an event stream) get none.
+func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		if err := rc.SetReadDeadline(time.Now().Add(d)); err == nil {
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody lifts the connection's read deadline once the body has been
+// read to its end.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// connLimiter is a listener that bounds the connections open at once, per
+// client address and in all. A connection over a bound gets a 503 and is
+// closed at once, so a flood of connections costs little memory and the
+// clients within the bounds go on.
+type connLimiter struct {
+	net.Listener
+	perIP, total int
+	logger       *slog.Logger
+
+	mu       sync.Mutex
+	byIP     map[string]int
+	open     int
+	refused  int       // since the last warning
+	lastWarn time.Time // at most one warning every 10 s
+}
+
+func newConnLimiter(ln net.Listener, perIP, total int, logger *slog.Logger) *connLimiter {
+	return &connLimiter{Listener: ln, perIP: perIP, total: total, logger: logger, byIP: make(map[string]int)}
+}
+
+// Accept returns the next connection within the bounds.
+func (l *connLimiter) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		ip := c.RemoteAddr().String()
+		if h, _, err := net.SplitHostPort(ip); err == nil {
+			ip = h
+		}
+		if why := l.admit(ip); why != "" {
+			refuse(c, why)
+			continue
+		}
+		return &limitedConn{Conn: c, release: sync.OnceFunc(func() { l.release(ip) })}, nil
+	}
+}
+
+// admit counts a new connection from ip, or says why it is over a bound.
+func (l *connLimiter) admit(ip string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	why := ""
+	switch {
+	case l.byIP[ip] >= l.perIP:
+		why = fmt.Sprintf("%s already has %d connections open, the most one address may have", ip, l.perIP)
+	case l.open >= l.total:
+		why = fmt.Sprintf("the server already has %d connections open, the most it takes", l.total)
+	default:
+		l.byIP[ip]++
+		l.open++
+		return ""
+	}
+	l.refused++
+	if now := time.Now(); now.Sub(l.lastWarn) >= 10*time.Second {
+		l.logger.Warn("refusing HTTP connections over the limit", "reason", why, "refused", l.refused)
+		l.lastWarn, l.refused = now, 0
+	}
+	return why
+}
+
+func (l *connLimiter) release(ip string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.open--
+	if l.byIP[ip]--; l.byIP[ip] <= 0 {
+		delete(l.byIP, ip)
+	}
+}
+
+// refuse answers a connection over a bound with 503 and closes it. The
+// write goes to the socket's empty send buffer; its deadline only guards.
+func refuse(c net.Conn, why string) {
+	body := "too many connections: " + why + "\n"
+	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nRetry-After: 1\r\n\r\n%s", len(body), body)
+	c.Close()
+}
+
+// limitedConn gives its place back when it closes.
+type limitedConn struct {
+	net.Conn
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	c.release()
+	return c.Conn.Close()
 }
 
 // sitePolicy says which Host and Origin headers name this server: its own
