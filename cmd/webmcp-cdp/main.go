@@ -52,6 +52,12 @@ func main() {
 	// SIGTERM: clean up, then exit.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	err = newRoot().ExecuteContext(ctx)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// A signal while starting: stopping is what was asked for, as it is
+		// once serving (the cleanup has run by now).
+		slog.Info("interrupted while starting; stopped", "during", err)
+		err = nil
+	}
 	stop()
 	// Before os.Exit, which would skip a deferred stop and leave the
 	// profile truncated.
