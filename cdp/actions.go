@@ -134,25 +134,31 @@ func (b *Browser) ActivateTab(ctx context.Context, tab string) error {
 	return nil
 }
 
-// Reload reloads a tab.
+// Reload reloads a tab and waits until the new document has loaded (at
+// most loadWait; a page that loads longer is not an error), so that the old
+// document and its tools are gone when it returns.
 func (b *Browser) Reload(ctx context.Context, tab string) error {
 	s, err := b.readyTab(ctx, tab)
 	if err != nil {
 		return fmt.Errorf("reloading tab %s: %w", tab, err)
 	}
-	// Right after a navigation commits, the session may still point at the
-	// old document's frame host for a moment ("Not attached to an active
-	// page"): try again shortly.
-	for attempt := 0; attempt < 5; attempt++ {
-		if _, err = cdpt.Call(ctx, s, page.Reload, page.ReloadParams{}); err == nil || !strings.Contains(err.Error(), "Not attached to an active page") {
-			break
+	_, err = waitNavigation(ctx, s, func() (bool, error) {
+		// Right after a navigation commits, the session may still point at
+		// the old document's frame host for a moment ("Not attached to an
+		// active page"): try again shortly.
+		var err error
+		for attempt := 0; attempt < 5; attempt++ {
+			if _, err = cdpt.Call(ctx, s, page.Reload, page.ReloadParams{}); err == nil || !strings.Contains(err.Error(), "Not attached to an active page") {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return false, ctx.Err()
+			case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+			}
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
-		}
-	}
+		return false, err
+	})
 	if err != nil {
 		return fmt.Errorf("reloading tab %s: %w", tab, err)
 	}

@@ -214,7 +214,8 @@ func TestHTTPGuards(t *testing.T) {
 		{"plain", jsonHdr, initialize, http.StatusOK},
 		{"foreign origin", with("Origin", "http://evil.example"), initialize, http.StatusForbidden},
 		{"null origin", with("Origin", "null"), initialize, http.StatusForbidden},
-		{"own origin", with("Origin", "http://localhost"), initialize, http.StatusOK},
+		{"own origin", with("Origin", strings.TrimSuffix(endpoint, "/mcp")), initialize, http.StatusOK},
+		{"own host, other port", with("Origin", "http://localhost"), initialize, http.StatusForbidden},
 		{"foreign host", with("Host", "evil.example:80"), initialize, http.StatusForbidden},
 		{"huge body", jsonHdr, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 20000) + `"}}`, http.StatusRequestEntityTooLarge},
 	}

@@ -41,8 +41,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "webmcp-cdp:", err)
 		os.Exit(1)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A broken pipe on stdout or stderr must not kill the process: the
+	// browser and its temporary profile would be left behind. With SIGPIPE
+	// notified (and the notes dropped), a write to fd 1 or 2 fails with
+	// EPIPE instead (os/signal, "SIGPIPE"): a lost stderr loses only the log,
+	// and a lost stdout ends the MCP session with exit 1. Notify rather than
+	// Ignore, so that the browser we start does not inherit SIG_IGN.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// SIGHUP (the terminal or the parent went) ends the session like
+	// SIGTERM: clean up, then exit.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	err = newRoot().ExecuteContext(ctx)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// A signal while starting: stopping is what was asked for, as it is
+		// once serving (the cleanup has run by now).
+		slog.Info("interrupted while starting; stopped", "during", err)
+		err = nil
+	}
 	stop()
 	// Before os.Exit, which would skip a deferred stop and leave the
 	// profile truncated.

@@ -6,11 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -30,9 +34,31 @@ type HTTPOptions struct {
 	// MaxBodyBytes bounds a request body (default 4 MiB).
 	MaxBodyBytes int64
 	// AllowedHosts are further Host/Origin host names accepted besides the
-	// listening address (for a server behind a name).
+	// listening address (for a server behind a name): "name", "name:port"
+	// or an origin "https://name:port".
 	AllowedHosts []string
+	// ReadTimeout bounds the reading of a request's headers, and again of
+	// its body (default DefaultReadTimeout). It does not bound the response:
+	// event streams and long tool calls go on.
+	ReadTimeout time.Duration
+	// MaxConnsPerIP bounds the connections one client address may hold
+	// open at once (default DefaultMaxConnsPerIP); MaxConns bounds them all
+	// (default 1024, and never below MaxConnsPerIP). A connection over
+	// either bound gets 503 and is closed.
+	MaxConnsPerIP int
+	MaxConns      int
 }
+
+// DefaultReadTimeout is HTTPOptions.ReadTimeout's default.
+const DefaultReadTimeout = 10 * time.Second
+
+// DefaultMaxConnsPerIP is HTTPOptions.MaxConnsPerIP's default: room for a
+// few dozen local clients, each with its event stream and a request or two.
+const DefaultMaxConnsPerIP = 64
+
+// idleTimeout is how long a kept-alive connection may wait for its next
+// request.
+const idleTimeout = 60 * time.Second
 
 // ListenAddr normalises an --http value and says whether it is loopback.
 func ListenAddr(addr string) (string, bool, error) {
@@ -88,12 +114,38 @@ func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 4 << 20
 	}
-	ln, err := net.Listen("tcp", addr)
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = DefaultReadTimeout
+	}
+	if opts.MaxConnsPerIP <= 0 {
+		opts.MaxConnsPerIP = DefaultMaxConnsPerIP
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = 1024
+	}
+	opts.MaxConns = max(opts.MaxConns, opts.MaxConnsPerIP)
+	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	h := s.httpHandler(opts, ln.Addr().String(), loopback)
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	h, err := s.httpHandler(opts, tcp.Addr().String(), loopback)
+	if err != nil {
+		tcp.Close()
+		return nil, err
+	}
+	ln := newConnLimiter(tcp, opts.MaxConnsPerIP, opts.MaxConns, s.logger)
+	// Headers are bounded here, bodies by bodyDeadline, idle connections by
+	// IdleTimeout. No WriteTimeout: it would cut event streams and long
+	// tool calls. No ReadTimeout either: bodyDeadline does its work per
+	// request with documented calls, and lifts the deadline once the body
+	// is read (net/http's background read, which cancels the request's
+	// context when a read fails, must then run without one).
+	srv := &http.Server{
+		Handler:           bodyDeadline(h, opts.ReadTimeout),
+		ReadHeaderTimeout: opts.ReadTimeout,
+		IdleTimeout:       idleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+	}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("the HTTP endpoint stopped: %w", err)
@@ -103,7 +155,7 @@ func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
 	return &HTTP{srv: srv, ln: ln}, nil
 }
 
-func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool) http.Handler {
+func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool) (http.Handler, error) {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:              s.logger,
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
@@ -125,50 +177,299 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool) http
 		}
 		h = auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	}
-	return originGuard(h, allowedHosts(bound, loopback, opts.AllowedHosts), loopback)
+	p, err := newSitePolicy(bound, loopback, opts.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	return originGuard(h, p, loopback), nil
 }
 
-// allowedHosts lists the host names (without port) that Host and Origin may
-// name: the loopback names for a loopback server, else the bound host (when
-// it is not 0.0.0.0 or ::) and the extra names.
-func allowedHosts(bound string, loopback bool, extra []string) map[string]bool {
-	ok := make(map[string]bool)
-	host, _, _ := net.SplitHostPort(bound)
+// bodyDeadline bounds the reading of each request body to d from the start
+// of the handler: a client that trickles its body is cut off (its read
+// fails, and the connection is closed). The deadline is lifted as soon as
+// the body has been read to its end, so it never bounds the response: an
+// event stream or a long tool call goes on. Requests without a body (the
+// GET of an event stream) get none.
+func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		if err := rc.SetReadDeadline(time.Now().Add(d)); err == nil {
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody lifts the connection's read deadline once the body has been
+// read to its end.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// connLimiter is a listener that bounds the connections open at once, per
+// client address and in all. A connection over a bound gets a 503 and is
+// closed at once, so a flood of connections costs little memory and the
+// clients within the bounds go on.
+type connLimiter struct {
+	net.Listener
+	perIP, total int
+	logger       *slog.Logger
+
+	mu       sync.Mutex
+	byIP     map[string]int
+	open     int
+	refused  int       // since the last warning
+	lastWarn time.Time // at most one warning every 10 s
+}
+
+func newConnLimiter(ln net.Listener, perIP, total int, logger *slog.Logger) *connLimiter {
+	return &connLimiter{Listener: ln, perIP: perIP, total: total, logger: logger, byIP: make(map[string]int)}
+}
+
+// Accept returns the next connection within the bounds.
+func (l *connLimiter) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		ip := c.RemoteAddr().String()
+		if h, _, err := net.SplitHostPort(ip); err == nil {
+			ip = h
+		}
+		if why := l.admit(ip); why != "" {
+			refuse(c, why)
+			continue
+		}
+		return &limitedConn{Conn: c, release: sync.OnceFunc(func() { l.release(ip) })}, nil
+	}
+}
+
+// admit counts a new connection from ip, or says why it is over a bound.
+func (l *connLimiter) admit(ip string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	why := ""
+	switch {
+	case l.byIP[ip] >= l.perIP:
+		why = fmt.Sprintf("%s already has %d connections open, the most one address may have", ip, l.perIP)
+	case l.open >= l.total:
+		why = fmt.Sprintf("the server already has %d connections open, the most it takes", l.total)
+	default:
+		l.byIP[ip]++
+		l.open++
+		return ""
+	}
+	l.refused++
+	if now := time.Now(); now.Sub(l.lastWarn) >= 10*time.Second {
+		l.logger.Warn("refusing HTTP connections over the limit", "reason", why, "refused", l.refused)
+		l.lastWarn, l.refused = now, 0
+	}
+	return why
+}
+
+func (l *connLimiter) release(ip string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.open--
+	if l.byIP[ip]--; l.byIP[ip] <= 0 {
+		delete(l.byIP, ip)
+	}
+}
+
+// refuse answers a connection over a bound with 503 and closes it. The
+// write goes to the socket's empty send buffer; its deadline only guards.
+func refuse(c net.Conn, why string) {
+	body := "too many connections: " + why + "\n"
+	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nRetry-After: 1\r\n\r\n%s", len(body), body)
+	c.Close()
+}
+
+// limitedConn gives its place back when it closes.
+type limitedConn struct {
+	net.Conn
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	c.release()
+	return c.Conn.Close()
+}
+
+// sitePolicy says which Host and Origin headers name this server: its own
+// names (the loopback names for a loopback server, else the bound host when
+// it is not 0.0.0.0 or ::) on its own port over http, and what
+// --allowed-host adds.
+type sitePolicy struct {
+	// hosts are the host names (without port) a Host header may name.
+	hosts map[string]bool
+	// own are the server's own host names, port the port it listens on.
+	own  map[string]bool
+	port string
+	// extra are the --allowed-host entries.
+	extra []allowedOrigin
+}
+
+// allowedOrigin is one --allowed-host entry: "name" (the server's port or
+// the scheme's default port, over http or https: a server reached by name,
+// often through a proxy), "name:port" (that port, either scheme) or an
+// origin "https://name:port" (just that).
+type allowedOrigin struct {
+	scheme, host, port string // "" for any scheme; "" for the default rule
+}
+
+// parseAllowedHost reads one --allowed-host entry.
+func parseAllowedHost(v string) (allowedOrigin, error) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if strings.Contains(v, "://") {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+			return allowedOrigin{}, fmt.Errorf("--allowed-host %q: give a name, name:port or an origin such as https://name:8443", v)
+		}
+		return allowedOrigin{scheme: u.Scheme, host: u.Hostname(), port: portOf(u)}, nil
+	}
+	if h, p, err := net.SplitHostPort(v); err == nil {
+		if _, err := strconv.ParseUint(p, 10, 16); err != nil || h == "" {
+			return allowedOrigin{}, fmt.Errorf("--allowed-host %q: the port must be a number", v)
+		}
+		return allowedOrigin{host: h, port: p}, nil
+	}
+	v = strings.Trim(v, "[]")
+	if v == "" || strings.ContainsAny(v, "/?#@ ") {
+		return allowedOrigin{}, fmt.Errorf("--allowed-host %q: give a name, name:port or an origin such as https://name:8443", v)
+	}
+	return allowedOrigin{host: v}, nil
+}
+
+// CheckAllowedHosts checks --allowed-host entries before anything starts.
+func CheckAllowedHosts(entries []string) error {
+	for _, e := range entries {
+		if _, err := parseAllowedHost(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// portOf is a URL's port, or its scheme's default.
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+// newSitePolicy builds the policy of a server bound to bound.
+func newSitePolicy(bound string, loopback bool, extra []string) (*sitePolicy, error) {
+	host, port, err := net.SplitHostPort(bound)
+	if err != nil {
+		return nil, fmt.Errorf("the listening address %q: %w", bound, err)
+	}
+	p := &sitePolicy{hosts: map[string]bool{}, own: map[string]bool{}, port: port}
 	if loopback {
 		for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
-			ok[h] = true
+			p.own[h] = true
 		}
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
-		ok[host] = true
+		p.own[strings.ToLower(host)] = true
 	}
-	for _, h := range extra {
-		ok[strings.ToLower(h)] = true
+	for h := range p.own {
+		p.hosts[h] = true
 	}
-	return ok
+	for _, e := range extra {
+		a, err := parseAllowedHost(e)
+		if err != nil {
+			return nil, err
+		}
+		p.extra = append(p.extra, a)
+		p.hosts[a.host] = true
+	}
+	return p, nil
+}
+
+// checkOrigin returns "" when origin is this server's (same scheme, host
+// and port, or allowed by --allowed-host), else why not, for the reader.
+func (p *sitePolicy) checkOrigin(origin string) string {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return "it is not an http or https origin"
+	}
+	host, port := strings.ToLower(u.Hostname()), portOf(u)
+	why := ""
+	if p.own[host] {
+		switch {
+		case u.Scheme != "http":
+			why = fmt.Sprintf("this server speaks http, not %s", u.Scheme)
+		case port != p.port:
+			why = fmt.Sprintf("this server is on port %s, not port %s", p.port, port)
+		default:
+			return ""
+		}
+	}
+	for _, a := range p.extra {
+		if a.host != host {
+			continue
+		}
+		switch {
+		case a.scheme != "" && a.scheme != u.Scheme:
+			why = fmt.Sprintf("--allowed-host allows %s://%s:%s, not %s", a.scheme, a.host, a.port, u.Scheme)
+		case a.port != "" && a.port != port:
+			why = fmt.Sprintf("--allowed-host allows %s on port %s, not port %s", a.host, a.port, port)
+		case a.port == "" && port != p.port && port != portOf(&url.URL{Scheme: u.Scheme}):
+			why = fmt.Sprintf("--allowed-host %s allows this server's port %s and the default port, not port %s", a.host, p.port, port)
+		default:
+			return ""
+		}
+	}
+	if why == "" {
+		why = fmt.Sprintf("the host %q is not this server's name (--allowed-host adds names)", host)
+	}
+	return why
 }
 
 // originGuard refuses requests whose Host or Origin is not the server's own,
 // against DNS rebinding and cross-site requests from browsers. A server on
 // 0.0.0.0 without extra names cannot know its own name: there Host is not
 // checked (the token still is), but a browser Origin must be a known name.
-func originGuard(next http.Handler, hosts map[string]bool, loopback bool) http.Handler {
-	checkHost := loopback || len(hosts) > 0
+// Host is compared by name only (a proxy in front may change the port);
+// Origin, which browsers send and a page cannot forge, by scheme, name and
+// port, so that a page on another port of the same host is refused too.
+func originGuard(next http.Handler, p *sitePolicy, loopback bool) http.Handler {
+	checkHost := loopback || len(p.hosts) > 0
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if checkHost {
 			h := r.Host
 			if hh, _, err := net.SplitHostPort(h); err == nil {
 				h = hh
 			}
-			if !hosts[strings.ToLower(strings.Trim(h, "[]"))] {
+			if !p.hosts[strings.ToLower(strings.Trim(h, "[]"))] {
 				http.Error(w, fmt.Sprintf("forbidden: Host %q is not this server's", r.Host), http.StatusForbidden)
 				return
 			}
 		}
 		if o := r.Header.Get("Origin"); o != "" {
-			u, err := url.Parse(o)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !hosts[strings.ToLower(u.Hostname())] {
-				http.Error(w, fmt.Sprintf("forbidden: Origin %q is not this server's", o), http.StatusForbidden)
+			if why := p.checkOrigin(o); why != "" {
+				http.Error(w, fmt.Sprintf("forbidden: Origin %q is not this server's: %s", o, why), http.StatusForbidden)
 				return
 			}
 		}

@@ -405,15 +405,47 @@ func (s *Server) addOwnTools() {
 	}
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_open_tab", Description: "[webmcp-cdp] Open a URL in a new tab, wait for its page tools, and report them."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in openArgs) (*mcp.CallToolResult, hub.TabInfo, error) {
-			wait := time.Duration(min(max(in.WaitMS, 0), 30000)) * time.Millisecond
-			if in.WaitMS == 0 {
-				wait = 5 * time.Second
-			}
+			wait := toolWait(in.WaitMS)
 			id, err := s.opts.Tabs.Open(ctx, in.URL)
 			if err != nil {
 				return nil, hub.TabInfo{}, err
 			}
-			return nil, s.waitTools(ctx, id, wait), nil
+			ti, ok := s.waitTools(ctx, id, wait, true)
+			if !ok {
+				return nil, hub.TabInfo{}, fmt.Errorf("the tab opened on %s was closed before its page was ready", in.URL)
+			}
+			return nil, ti, nil
+		})
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_reload_tab", Description: "[webmcp-cdp] Reload a tab, wait until the new page has loaded and its tools are back, and report them."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in reloadArgs) (*mcp.CallToolResult, hub.TabInfo, error) {
+			ti, ok := s.hub.Tab(in.Tab)
+			if !ok {
+				return nil, hub.TabInfo{}, fmt.Errorf("no tab %d is open; webmcp_list_tabs lists the open tabs", in.Tab)
+			}
+			// The whole reload, load and tools, within the wait: a page that
+			// takes longer is reported as it is then.
+			wait := toolWait(in.WaitMS)
+			deadline := time.Now().Add(wait)
+			rctx, cancel := context.WithDeadline(ctx, deadline)
+			defer cancel()
+			if err := s.opts.Tabs.Reload(rctx, ti.ID); err != nil && (rctx.Err() == nil || ctx.Err() != nil) {
+				return nil, hub.TabInfo{}, err
+			}
+			// Reload returns once the new document loaded, so the old one's
+			// tools are gone: wait for the new one's to settle. A page that
+			// had no tools is not waited for beyond the quiet period.
+			now, ok := s.waitTools(ctx, ti.ID, time.Until(deadline), len(ti.Tools) > 0)
+			if !ok {
+				return nil, hub.TabInfo{}, fmt.Errorf("tab %d was closed while it reloaded", ti.N)
+			}
+			msg := fmt.Sprintf("done: tab %d (%s) reloaded", now.N, now.URL)
+			switch {
+			case len(now.Tools) > 0:
+				msg += "; its tools: " + strings.Join(now.Tools, ", ")
+			case len(ti.Tools) > 0:
+				msg += fmt.Sprintf("; its tools did not come back within %s (webmcp_list_tabs shows them when they do)", wait)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, now, nil
 		})
 	tabTool := func(name, desc string, do func(ctx context.Context, ti hub.TabInfo) error) {
 		mcp.AddTool(s.mcp, &mcp.Tool{Name: name, Description: desc},
@@ -434,9 +466,6 @@ func (s *Server) addOwnTools() {
 		}
 		s.hub.SetActive(ti.ID)
 		return nil
-	})
-	tabTool("webmcp_reload_tab", "[webmcp-cdp] Reload a tab; its tools go away and come back when the page registers them again.", func(ctx context.Context, ti hub.TabInfo) error {
-		return s.opts.Tabs.Reload(ctx, ti.ID)
 	})
 	tabTool("webmcp_close_tab", "[webmcp-cdp] Close a tab; its tools go away.", func(ctx context.Context, ti hub.TabInfo) error {
 		return s.opts.Tabs.CloseTab(ctx, ti.ID)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
@@ -79,7 +81,7 @@ func TestWaitTabTools(t *testing.T) {
 				reads.Add(1)
 				return h.TabOf("T")
 			}
-			ti := waitTabTools(ctx, h.Changed, read, quiet, tt.wait)
+			ti := waitTabTools(ctx, h.Changed, read, quiet, tt.wait, true)
 			took := time.Since(start)
 			if !slices.Equal(ti.Tools, tt.wantTools) || (tt.wantTools == nil) != (ti.Tools == nil) {
 				t.Errorf("tools %q, want %q", ti.Tools, tt.wantTools)
@@ -91,6 +93,81 @@ func TestWaitTabTools(t *testing.T) {
 			if n := int(reads.Load()); n > tt.maxReads {
 				t.Errorf("read the tab %d times in %s, want at most %d: it polls", n, took, tt.maxReads)
 			}
+		})
+	}
+}
+
+// reloadingTabs is a Tabs whose Reload, like the browser's, returns once the
+// new document loaded: the old document's tools are gone then, and the new
+// one registers its tools later, after registerAfter.
+type reloadingTabs struct {
+	hub           *hub.Hub
+	doc           core.Source
+	registerAfter time.Duration
+}
+
+func (r *reloadingTabs) Open(context.Context, string) (string, error) { return "", errors.New("no") }
+func (r *reloadingTabs) CloseTab(context.Context, string) error       { return nil }
+func (r *reloadingTabs) ActivateTab(context.Context, string) error    { return nil }
+func (r *reloadingTabs) Reload(_ context.Context, tab string) error {
+	r.hub.DropDoc(r.doc.Key)
+	r.doc.Key += "+"
+	doc := r.doc
+	time.AfterFunc(r.registerAfter, func() {
+		r.hub.Update(doc, []core.Tool{{Name: "a", Description: "A."}, {Name: "b", Description: "B."}}, nil)
+	})
+	return nil
+}
+
+// TestReloadTabWaitsForTools (issue 15, point 3): webmcp_reload_tab returns
+// once the reloaded page's tools are back and settled, and reports them; a
+// tab that had no tools is not waited for beyond the quiet period.
+func TestReloadTabWaitsForTools(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		withTools bool
+		wantTools []string
+		min, max  time.Duration
+	}{
+		{"tools come back", true, []string{"s_test_a", "s_test_b"}, 300*time.Millisecond + openQuiet, 300*time.Millisecond + openQuiet + time.Second},
+		{"a tab without tools", false, []string{}, openQuiet, openQuiet + time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := hub.New(noBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
+			tabs := &reloadingTabs{hub: h, registerAfter: 300 * time.Millisecond,
+				doc: core.Source{Key: "d", Tab: "T", Frame: "F", Origin: "http://s.test", URL: "http://s.test/", Backend: "polyfill"}}
+			h.TabOpened("T", "http://s.test/", "")
+			if tc.withTools {
+				h.Update(tabs.doc, []core.Tool{{Name: "a", Description: "A."}, {Name: "b", Description: "B."}}, nil)
+			} else {
+				tabs.registerAfter = time.Hour
+			}
+			s := New(t.Context(), h, Options{Tabs: tabs, Logger: slog.New(slog.DiscardHandler)})
+			st, ct := mcp.NewInMemoryTransports()
+			if _, err := s.MCP().Connect(t.Context(), st, nil); err != nil {
+				t.Fatal(err)
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(t.Context(), ct, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			start := time.Now()
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "webmcp_reload_tab", Arguments: map[string]any{"tab": 1}})
+			took := time.Since(start)
+			if err != nil || res.IsError {
+				t.Fatalf("webmcp_reload_tab: %v %+v", err, res)
+			}
+			var ti hub.TabInfo
+			b, _ := json.Marshal(res.StructuredContent)
+			json.Unmarshal(b, &ti)
+			if ti.N != 1 || !slices.Equal(ti.Tools, tc.wantTools) {
+				t.Errorf("reported %s, want tab 1 with %q", b, tc.wantTools)
+			}
+			if took < tc.min || took > tc.max {
+				t.Errorf("took %s, want between %s and %s", took, tc.min, tc.max)
+			}
+			t.Logf("took %s: %s", took, res.Content[0].(*mcp.TextContent).Text)
 		})
 	}
 }

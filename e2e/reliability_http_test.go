@@ -1,0 +1,254 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// trickle opens a connection, sends a POST's headers with a body of 100 kB
+// announced, and then trickles the body at 1 byte a second until the server
+// closes the connection or stop closes. It returns when the server closed
+// the connection, with how long that took after the headers were sent.
+func trickle(addr string, stop <-chan struct{}) (time.Duration, error) {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	head := "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\nContent-Type: application/json\r\n" +
+		"Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n"
+	start := time.Now()
+	if _, err := io.WriteString(conn, head); err != nil {
+		return time.Since(start), nil // refused already
+	}
+	closed := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, conn) // until the server closes it
+		close(closed)
+	}()
+	tick := time.NewTicker(time.Second) // the trickle, 1 byte/s
+	defer tick.Stop()
+	for {
+		select {
+		case <-closed:
+			return time.Since(start), nil
+		case <-stop:
+			return time.Since(start), fmt.Errorf("still open after %s", time.Since(start).Round(time.Millisecond))
+		case <-tick.C:
+			conn.Write([]byte("{"))
+		}
+	}
+}
+
+// rss is the resident memory of a process, in MB.
+func rss(pid int) float64 {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for line := range strings.Lines(string(b)) {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.Atoi(f[1])
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+// TestReliabilityHTTPSlowBodies (issue 15, point 5): 300 connections that
+// trickle a body at 1 byte/s are cut off within the read timeout (or
+// refused at once over the per-address cap), while a client that connected
+// before keeps listing tools and a tool call longer than the read timeout
+// still gets its result. Before, all 300 stayed open (25 s and more).
+func TestReliabilityHTTPSlowBodies(t *testing.T) {
+	const readTimeout = 3 * time.Second
+	base := serveFixtures(t)
+	endpoint, pid := startHTTPPid(t, "launch", "--headless", "--http", "127.0.0.1:0",
+		"--http-read-timeout", readTimeout.String(), base+"/current/")
+	addr := strings.TrimSuffix(strings.TrimPrefix(endpoint, "http://"), "/mcp")
+	good := httpClient(t, endpoint, "")
+	tools := good.waitFor("the page's tools", hasSuffix("slow", 1))
+	before := rss(pid)
+
+	const n = 300
+	stop := make(chan struct{})
+	var (
+		mu     sync.Mutex
+		took   []time.Duration
+		errs   []error
+		wg     sync.WaitGroup
+		opened = time.Now()
+	)
+	for range n {
+		wg.Go(func() {
+			d, err := trickle(addr, stop)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+			} else {
+				took = append(took, d)
+			}
+		})
+	}
+
+	// Meanwhile the good client lists tools, and runs one call that takes
+	// longer than the read timeout.
+	slow := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		ms := 2 * readTimeout.Milliseconds()
+		res, err := good.cs.CallTool(ctx, &mcp.CallToolParams{Name: toolWithSuffix(tools, "slow")[0], Arguments: map[string]any{"ms": ms}})
+		if err == nil && (res.IsError || text(res) != fmt.Sprintf("waited %d ms", ms)) {
+			err = fmt.Errorf("isError=%v %q", res.IsError, text(res))
+		}
+		slow <- err
+	}()
+	var lists int
+	var worst time.Duration
+	var peak float64
+	listUntil := time.Now().Add(readTimeout + 2*time.Second)
+	for time.Now().Before(listUntil) {
+		t0 := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := good.cs.ListTools(ctx, nil)
+		cancel()
+		if err != nil {
+			t.Fatalf("the good client's tools/list failed during the flood: %v", err)
+		}
+		lists++
+		worst = max(worst, time.Since(t0))
+		peak = max(peak, rss(pid))
+		time.Sleep(100 * time.Millisecond) // the client's pace, not a poll
+	}
+
+	// Every trickling connection must be gone well within the bound; the
+	// guard gives the loaded machine room, no more.
+	guard := time.AfterFunc(readTimeout+7*time.Second-time.Since(opened), func() { close(stop) })
+	wg.Wait()
+	guard.Stop()
+	slices.Sort(took)
+	refused := 0
+	for _, d := range took {
+		if d < readTimeout/2 {
+			refused++
+		}
+	}
+	t.Logf("%d connections: %d refused at once, %d cut off (slowest after %s), %d still open; "+
+		"good client: %d lists, slowest %s; RSS %.0f MB before, %.0f MB at most during",
+		n, refused, len(took)-refused, last(took).Round(time.Millisecond), len(errs), lists, worst.Round(time.Millisecond), before, peak)
+	if len(errs) > 0 {
+		t.Errorf("%d of %d trickling connections were still open after %s (read timeout %s): %v", len(errs), n, time.Since(opened).Round(time.Second), readTimeout, errs[0])
+	}
+	if err := <-slow; err != nil {
+		t.Errorf("a tool call longer than the read timeout failed: %v", err)
+	}
+	if worst > 2*time.Second {
+		t.Errorf("the good client's slowest tools/list took %s during the flood", worst)
+	}
+	// A new client gets in once the flood is over.
+	late := httpClient(t, endpoint, "")
+	if _, ok := late.tools()["webmcp_list_tabs"]; !ok {
+		t.Error("a client connecting after the flood lacks webmcp_list_tabs")
+	}
+}
+
+func last(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	return ds[len(ds)-1]
+}
+
+// startHTTPPid is startHTTP that also returns the process id.
+func startHTTPPid(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	before := map[int]bool{}
+	for _, p := range binaryPIDs() {
+		before[p] = true
+	}
+	endpoint := startHTTP(t, args...)
+	for _, p := range binaryPIDs() {
+		if !before[p] {
+			return endpoint, p
+		}
+	}
+	t.Fatal("cannot find the webmcp-cdp process")
+	return "", 0
+}
+
+// binaryPIDs lists the running processes of the e2e binary.
+func binaryPIDs() []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && exe == binary {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// TestReliabilityHTTPOrigin (issue 15, point 6): an Origin is the server's
+// own only with its scheme, host and port; other ports of the same host are
+// refused with 403 and a message that names the port, --allowed-host adds
+// names and origins, and a request without Origin (a non-browser client)
+// goes through as before. `Origin: http://127.0.0.1:9999` used to be
+// accepted by a server on another port.
+func TestReliabilityHTTPOrigin(t *testing.T) {
+	endpoint := startHTTP(t, "launch", "--headless", "--http", "127.0.0.1:0",
+		"--allowed-host", "mcp.example.test", "--allowed-host", "https://app.example.test:8443")
+	_, port, _ := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(endpoint, "http://"), "/mcp"))
+	other := "9999"
+	if port == other {
+		other = "9998"
+	}
+	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	tests := []struct {
+		origin   string // "" sends none
+		wantCode int
+		wantText string
+	}{
+		{"", http.StatusOK, ""},
+		{"http://127.0.0.1:" + port, http.StatusOK, ""},
+		{"http://localhost:" + port, http.StatusOK, ""},
+		{"http://[::1]:" + port, http.StatusOK, ""},
+		{"http://127.0.0.1:" + other, http.StatusForbidden, "port " + other},
+		{"http://localhost", http.StatusForbidden, "port 80"},
+		{"https://127.0.0.1:" + port, http.StatusForbidden, "https"},
+		{"http://evil.example:" + port, http.StatusForbidden, "evil.example"},
+		{"null", http.StatusForbidden, "null"},
+		{"https://mcp.example.test", http.StatusOK, ""},
+		{"http://mcp.example.test:" + port, http.StatusOK, ""},
+		{"http://mcp.example.test:" + other, http.StatusForbidden, "port " + other},
+		{"https://app.example.test:8443", http.StatusOK, ""},
+		{"https://app.example.test", http.StatusForbidden, "port 443"},
+		{"http://app.example.test:8443", http.StatusForbidden, "http"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.NewReplacer("/", "_", ":", "_").Replace(tt.origin), func(t *testing.T) {
+			h := hdr.Clone()
+			if tt.origin != "" {
+				h.Set("Origin", tt.origin)
+			}
+			code, body := do(t, http.MethodPost, endpoint, h, initialize)
+			if code != tt.wantCode || !strings.Contains(body, tt.wantText) {
+				t.Errorf("Origin %q: %d %.300q, want %d with %q", tt.origin, code, body, tt.wantCode, tt.wantText)
+			}
+		})
+	}
+}
