@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/target"
@@ -217,4 +218,76 @@ func TestWaitTabWakesOnAttach(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
+}
+
+// TestPageReadsEndWithStart: the reads of a page (adopting its bridge,
+// reading its tools) run on Start's context, so ending it stops a read the
+// browser never answers (they ran on context.Background before, and a
+// shutdown could not stop them).
+func TestPageReadsEndWithStart(t *testing.T) {
+	c, f := newTestConn(t)
+	b, err := NewBrowser(c, Options{Backend: polyfill.BackendPolyfill, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go b.Start(ctx, newFakeSink())
+	for range 2 {
+		m := f.next(t)
+		f.reply(t, m.ID, `{}`)
+	}
+	f.feed(t, attachedEvent("", "S1", "T1", "page", "http://a.test/", true))
+	for range 6 {
+		m := f.next(t)
+		f.feed(t, &cdproto.Message{ID: m.ID, SessionID: m.SessionID, Result: []byte(`{}`)})
+	}
+	f.feed(t, event("S1", cdproto.EventRuntimeExecutionContextCreated,
+		`{"context":{"id":3,"origin":"http://a.test","name":"","uniqueId":"u3","auxData":{"isDefault":true,"frameId":"T1"}}}`))
+	f.feed(t, event("S1", cdproto.EventRuntimeConsoleAPICalled, fmt.Sprintf(
+		`{"type":"debug","args":[{"type":"string","value":%q},{"type":"object","objectId":"bridge-1"}],"executionContextId":3,"timestamp":1}`,
+		polyfill.BridgeMarker+b.nonce)))
+	if m := f.next(t); string(m.Method) != "Runtime.callFunctionOn" {
+		t.Fatalf("adopting the bridge sent %s", m.Method)
+	}
+	// The browser never answers; ending Start's context gives the read up.
+	cancel()
+	deadline := time.After(patience)
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("%d calls still pending after Start's context ended", n)
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// TestInvokeWhileTheDocumentGoes runs calls while their document is
+// destroyed; under -race it proves Invoke reads the document's state under
+// the lock.
+func TestInvokeWhileTheDocumentGoes(t *testing.T) {
+	b, f, _ := startBrowser(t, polyfill.BackendPolyfill)
+	f.feed(t, attachedEvent("", "S1", "T1", "page", "http://a.test/", true))
+	for range 6 {
+		m := f.next(t)
+		f.feed(t, &cdproto.Message{ID: m.ID, SessionID: m.SessionID, Result: []byte(`{}`)})
+	}
+	for i := range 20 {
+		f.feed(t, event("S1", cdproto.EventRuntimeExecutionContextCreated, fmt.Sprintf(
+			`{"context":{"id":%d,"origin":"http://a.test","name":"","uniqueId":"u%d","auxData":{"isDefault":true,"frameId":"T1"}}}`, i+1, i+1)))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			ctx, cancel := context.WithTimeout(context.Background(), patience)
+			defer cancel()
+			b.Invoke(ctx, fmt.Sprintf("S1/u%d", i+1), "x", []byte(`{}`))
+		}()
+		f.feed(t, event("S1", cdproto.EventRuntimeExecutionContextDestroyed, fmt.Sprintf(`{"executionContextId":%d,"executionContextUniqueId":"u%d"}`, i+1, i+1)))
+		recv(t, done, "Invoke")
+	}
 }
