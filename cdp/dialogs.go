@@ -2,12 +2,41 @@ package cdp
 
 import (
 	"context"
+	"errors"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/page"
 
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
+
+// startCall records a call into target t and returns its context: the
+// caller's, cancelled with core.ErrPageCrashed if t's renderer crashes, and
+// known to onDialog (see track). The returned func ends the call.
+func (b *Browser) startCall(ctx context.Context, t *targetState) (context.Context, func()) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	rc := &runningCall{cancel: cancel}
+	b.mu.Lock()
+	if t.calls == nil {
+		t.calls = make(map[*runningCall]struct{})
+	}
+	t.calls[rc] = struct{}{}
+	b.mu.Unlock()
+	untrack := b.track(cctx, t.tab)
+	return cctx, func() {
+		untrack()
+		b.mu.Lock()
+		delete(t.calls, rc)
+		b.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// crashed reports whether a call's context ended because its page crashed
+// (rather than because its caller gave up).
+func crashed(cctx context.Context) bool {
+	return errors.Is(context.Cause(cctx), core.ErrPageCrashed)
+}
 
 // track records a call running in a tab, so that a dialog the page opens
 // meanwhile reaches the caller's core.DialogFunc. The returned func forgets

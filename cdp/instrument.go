@@ -116,6 +116,14 @@ type targetState struct {
 	natives  map[cdpt.FrameID]*nativeDoc
 	ready    chan struct{} // closed when setup is done
 	url      string        // the URL when attached
+	// calls are the calls running in this target; a crash cancels them.
+	calls map[*runningCall]struct{}
+}
+
+// runningCall is a call into a target, cancelled with core.ErrPageCrashed
+// when the target's renderer crashes.
+type runningCall struct {
+	cancel context.CancelCauseFunc
 }
 
 type frameInfo struct{ url, origin string }

@@ -33,7 +33,8 @@ func (b *Browser) Invoke(ctx context.Context, docKey, tool string, input json.Ra
 	if !alive || bridge == "" || bridge == "pending" {
 		return core.Result{}, ErrNavigated
 	}
-	defer b.track(ctx, d.t.tab)()
+	cctx, end := b.startCall(ctx, d.t)
+	defer end()
 	callID := strconv.FormatInt(b.callSeq.Add(1), 10)
 	var out struct {
 		OK        bool            `json:"ok"`
@@ -45,7 +46,7 @@ func (b *Browser) Invoke(ctx context.Context, docKey, tool string, input json.Ra
 	// The bridge resolves with a plain object that comes back by value: one
 	// decode of CDP's answer, with the tool's value (a JSON string for a JSON
 	// result) unescaped once and never parsed here.
-	res, err := cdpt.Call(ctx, d.t.sess, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+	res, err := cdpt.Call(cctx, d.t.sess, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
 		FunctionDeclaration: "function(n,i,c,m){return this.call(n,i,c,m)}",
 		ObjectID:            bridge,
 		Arguments: []*runtime.CallArgument{
@@ -64,6 +65,9 @@ func (b *Browser) Invoke(ctx context.Context, docKey, tool string, input json.Ra
 		err = errors.New("the page bridge returned no result object")
 	}
 	if err != nil {
+		if crashed(cctx) && ctx.Err() == nil {
+			return core.Result{}, core.ErrPageCrashed
+		}
 		if ctx.Err() != nil {
 			// Abort the page's call so it frees its slot; nobody waits for it.
 			d.t.sess.Send(runtime.CommandCallFunctionOn, runtime.CallFunctionOnParams{

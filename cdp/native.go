@@ -192,9 +192,13 @@ func (b *Browser) invokeNative(ctx context.Context, docKey, tool string, input j
 	if t == nil {
 		return core.Result{}, ErrNavigated
 	}
-	defer b.track(ctx, t.tab)()
-	res, err := cdpt.Call(ctx, t.sess, webmcp.InvokeTool, webmcp.InvokeToolParams{FrameID: frame, ToolName: tool, Input: jsonv2.Value(input)})
+	cctx, end := b.startCall(ctx, t)
+	defer end()
+	res, err := cdpt.Call(cctx, t.sess, webmcp.InvokeTool, webmcp.InvokeToolParams{FrameID: frame, ToolName: tool, Input: jsonv2.Value(input)})
 	if err != nil {
+		if crashed(cctx) && ctx.Err() == nil {
+			return core.Result{}, core.ErrPageCrashed
+		}
 		if ctx.Err() != nil {
 			return core.Result{}, ctx.Err()
 		}
@@ -207,8 +211,11 @@ func (b *Browser) invokeNative(ctx context.Context, docKey, tool string, input j
 	case <-t.sess.Closed():
 		b.native.forget(res.InvocationID)
 		return core.Result{}, ErrTargetGone
-	case <-ctx.Done():
+	case <-cctx.Done():
 		b.native.forget(res.InvocationID)
+		if crashed(cctx) && ctx.Err() == nil {
+			return core.Result{}, core.ErrPageCrashed
+		}
 		t.sess.Send(webmcp.CommandCancelInvocation, webmcp.CancelInvocationParams{InvocationID: res.InvocationID})
 		return core.Result{}, ctx.Err()
 	}

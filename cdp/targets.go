@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/cdproto/webmcp"
 
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 
@@ -29,6 +30,11 @@ func (b *Browser) onBrowserEvent(msg *cdproto.Message) {
 		b.onAttached(msg.Params, nil)
 	case cdproto.EventTargetDetachedFromTarget:
 		b.onDetached(msg.Params)
+	case cdproto.EventTargetTargetCrashed:
+		var ev target.EventTargetCrashed
+		if jsonv2.Unmarshal(msg.Params, &ev) == nil {
+			b.onCrashed(string(ev.TargetID), ev.Status)
+		}
 	case cdproto.EventTargetTargetInfoChanged:
 		var ev target.EventTargetInfoChanged
 		if jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.TargetInfo == nil || ev.TargetInfo.Type != "page" {
@@ -176,6 +182,32 @@ func (b *Browser) onDetached(params jsonv2.Value) {
 	if ok {
 		b.logger.Debug("detached", "type", t.kind, "target", t.targetID)
 	}
+}
+
+// onCrashed handles a target whose renderer died: its documents (and so
+// their tools) go, and the calls running in it fail at once with
+// core.ErrPageCrashed instead of waiting for their timeout. The target
+// stays attached: a reload gives it a new renderer, and the page script
+// (registered for every new document) brings its tools back.
+func (b *Browser) onCrashed(targetID, status string) {
+	b.mu.Lock()
+	for _, t := range b.targets {
+		if t.targetID != targetID {
+			continue
+		}
+		b.logger.Warn("a page crashed; its tools are gone until it is reloaded (webmcp_reload_tab)", "url", t.url, "status", status)
+		for _, d := range t.contexts {
+			b.dropDocLocked(d)
+		}
+		for f, nd := range t.natives {
+			delete(t.natives, f)
+			b.sink.DropDoc(nd.key)
+		}
+		for rc := range t.calls {
+			rc.cancel(core.ErrPageCrashed)
+		}
+	}
+	b.mu.Unlock()
 }
 
 func (b *Browser) dropDocLocked(d *docState) {

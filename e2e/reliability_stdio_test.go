@@ -117,6 +117,7 @@ func TestReliabilityStdioBadLines(t *testing.T) {
 			if m := r.reply(t); m["id"] != float64(id) || m["result"] == nil {
 				t.Errorf("the ping after it got %.300v", m)
 			}
+			reliabilityRow(t, "stdio: "+tc.name, fmt.Sprintf("error %v, then the next request answered", tc.code))
 		})
 	}
 	// The end of stdin is the client going away: a clean exit.
@@ -124,4 +125,16 @@ func TestReliabilityStdioBadLines(t *testing.T) {
 	if code := waitExit(t, r.cmd); code != 0 {
 		t.Errorf("exit code %d after stdin closed, want 0\n%s", code, r.stderr.String())
 	}
+}
+
+// reliabilityRow logs one row of the reliability table (docs/reliability.md
+// is made from these lines): the scenario, its measured figure, and whether
+// the test passed.
+func reliabilityRow(t *testing.T, scenario, figure string) {
+	t.Helper()
+	status := "pass"
+	if t.Failed() {
+		status = "FAIL"
+	}
+	t.Logf("RELIABILITY | %s | %s | %s", scenario, figure, status)
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -77,3 +78,8 @@ func (o Outcome) FirstText() string {
 	}
 	return ""
 }
+
+// ErrPageCrashed is the error of a call whose page crashed (its renderer
+// process died) while the call ran. The page's tools are gone until it is
+// reloaded.
+var ErrPageCrashed = errors.New("the page crashed")
