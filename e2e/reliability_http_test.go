@@ -151,6 +151,11 @@ func TestReliabilityHTTPSlowBodies(t *testing.T) {
 	t.Logf("%d connections: %d refused at once, %d cut off (slowest after %s), %d still open; "+
 		"good client: %d lists, slowest %s; RSS %.0f MB before, %.0f MB at most during",
 		n, refused, len(took)-refused, last(took).Round(time.Millisecond), len(errs), lists, worst.Round(time.Millisecond), before, peak)
+	defer func() {
+		reliabilityRow(t, "HTTP: 300 connections trickling a body at 1 byte/s",
+			fmt.Sprintf("%d of %d cut off within %s (slowest %s); good client's slowest list %s; RSS %.0f→%.0f MB",
+				len(took), n, readTimeout, last(took).Round(time.Millisecond), worst.Round(time.Millisecond), before, peak))
+	}()
 	if len(errs) > 0 {
 		t.Errorf("%d of %d trickling connections were still open after %s (read timeout %s): %v", len(errs), n, time.Since(opened).Round(time.Second), readTimeout, errs[0])
 	}
@@ -253,6 +258,11 @@ func TestReliabilityHTTPOrigin(t *testing.T) {
 			if code != tt.wantCode || !strings.Contains(body, tt.wantText) {
 				t.Errorf("Origin %q: %d %.300q, want %d with %q", tt.origin, code, body, tt.wantCode, tt.wantText)
 			}
+			o := tt.origin
+			if o == "" {
+				o = "none"
+			}
+			reliabilityRow(t, "HTTP Origin "+o, fmt.Sprintf("HTTP %d", code))
 		})
 	}
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -82,6 +83,7 @@ func TestReliabilityReloadTab(t *testing.T) {
 			if failed > 0 {
 				t.Errorf("%d of %d calls right after webmcp_reload_tab failed", failed, rounds)
 			}
+			reliabilityRow(t, "webmcp_reload_tab, then a call at once ("+tc.tool+")", fmt.Sprintf("%d of %d calls failed", failed, rounds))
 		})
 	}
 }

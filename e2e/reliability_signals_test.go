@@ -114,6 +114,7 @@ func TestReliabilityBrokenStderr(t *testing.T) {
 		t.Errorf("exit code %d (%v) after the client went away with stderr broken, want 0", code, r.cmd.ProcessState)
 	}
 	r.checkClean(t)
+	reliabilityRow(t, "stderr pipe closed (SIGPIPE)", "exit 0, no browser or profile left")
 }
 
 // TestReliabilityBrokenStdout (issue 15, point 7): stdout is the MCP
@@ -129,6 +130,7 @@ func TestReliabilityBrokenStdout(t *testing.T) {
 		t.Errorf("exit code %d (%v) after stdout broke, want 1", code, r.cmd.ProcessState)
 	}
 	r.checkClean(t)
+	reliabilityRow(t, "stdout pipe closed (SIGPIPE)", "exit 1, no browser or profile left")
 }
 
 // TestReliabilitySIGHUP (issue 15, point 7): SIGHUP (the terminal closed)
@@ -147,6 +149,7 @@ func TestReliabilitySIGHUP(t *testing.T) {
 				t.Errorf("exit code %d (%v) after %s, want 0\n%s", code, r.cmd.ProcessState, sig, r.log.String())
 			}
 			r.checkClean(t)
+			reliabilityRow(t, "signal "+sig.String(), "exit 0, no browser or profile left")
 		})
 	}
 }
