@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,11 +114,11 @@ func TestCachedToolReopensItsPage(t *testing.T) {
 	}
 }
 
-// TestHostilePage: a page registers 3000 tools, a 2 MB description, a 5 MB
+// TestReliabilityHostilePage: a page registers 3000 tools, a 2 MB description, a 5 MB
 // result, a tool that never answers and one that throws. The process stays
 // up, the limits apply, and a well-behaved tool on the same page and on
 // another tab still answers.
-func TestHostilePage(t *testing.T) {
+func TestReliabilityHostilePage(t *testing.T) {
 	base := serveFixtures(t)
 	c := start(t, "launch", "--headless", "--call-timeout", "3s", base+"/hostile/", base+"/notes/")
 	tools := c.waitFor("the hostile page's and the notes app's tools", func(m map[string]*mcp.Tool) bool {
@@ -183,6 +184,8 @@ func TestHostilePage(t *testing.T) {
 	if got := c.callOK(ok, map[string]any{"text": "still here"}); got != "ok: still here" {
 		t.Errorf("after the abuse, %s = %q", ok, got)
 	}
+	reliabilityRow(t, "hostile page (thousands of tools, 2 MB description, huge result, a call that never answers, throws)",
+		fmt.Sprintf("%d tools listed (limit 200), result cut to 1 MiB, never-answering call ended at the 3 s timeout, other tab unaffected", hostile))
 }
 
 // TestCallInterrupted: a call in flight when its page reloads, or its tab

@@ -108,9 +108,9 @@ func TestLaunchLeavesNoBrowser(t *testing.T) {
 	waitNoBrowser(t, profile)
 }
 
-// TestBrowserDeathExitsNonZero: when the browser dies, webmcp-cdp says so on
-// stderr and exits non-zero.
-func TestBrowserDeathExitsNonZero(t *testing.T) {
+// TestReliabilityBrowserKilled: when the browser it launched dies (kill -9),
+// webmcp-cdp says so on stderr and exits non-zero.
+func TestReliabilityBrowserKilled(t *testing.T) {
 	profile := t.TempDir()
 	cmd, _, stderr := runRaw(t, "launch", "--headless", "--user-data-dir", profile)
 	for _, pid := range browserPIDs(profile) {
@@ -122,11 +122,40 @@ func TestBrowserDeathExitsNonZero(t *testing.T) {
 	if !strings.Contains(stderr.String(), "lost the browser") {
 		t.Errorf("stderr does not say the browser was lost:\n%s", stderr.String())
 	}
+	reliabilityRow(t, "launch: the browser killed (SIGKILL)", "reported (\"lost the browser\"), exit non-zero")
+}
+
+// TestReliabilityAttachedBrowserKilled: when the browser it attached to
+// dies, webmcp-cdp says so and exits non-zero, so a supervisor restarts it.
+func TestReliabilityAttachedBrowserKilled(t *testing.T) {
+	base := serveFixtures(t)
+	browserURL, kill := startChromeKillable(t, base+"/notes/")
+	c := start(t, "attach", "--reload-existing", "--browser-url", browserURL)
+	c.waitFor("the tab's tools", hasSuffix("add_note", 1))
+	kill()
+	// The client's transport reaps the process when the session ends.
+	c.cs.Wait()
+	c.cs.Close()
+	if ps := c.cmd.ProcessState; ps == nil || ps.ExitCode() == 0 {
+		t.Fatalf("webmcp-cdp's exit after the attached browser died: %v, want non-zero\n%s", ps, c.stderr.String())
+	}
+	if !strings.Contains(c.stderr.String(), "lost the browser") {
+		t.Errorf("stderr does not say the browser was lost:\n%s", c.stderr.String())
+	}
+	reliabilityRow(t, "attach: the browser killed (SIGKILL)", "reported (\"lost the browser\"), exit non-zero")
 }
 
 // startChrome starts a browser with remote debugging on a free port, on
 // url, and returns its debugging address.
 func startChrome(t *testing.T, url string) string {
+	t.Helper()
+	u, _ := startChromeKillable(t, url)
+	return u
+}
+
+// startChromeKillable is startChrome that also returns a func that kills the
+// browser's process group.
+func startChromeKillable(t *testing.T, url string) (string, func()) {
 	t.Helper()
 	exe, err := cdp.FindChrome("")
 	if err != nil {
@@ -154,11 +183,12 @@ func startChrome(t *testing.T, url string) string {
 			port := strings.TrimSpace(sc.Text())
 			f.Close()
 			if port != "" {
-				return "http://127.0.0.1:" + port
+				return "http://127.0.0.1:" + port, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the browser did not write DevToolsActivePort")
+			return "", nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
