@@ -1,6 +1,7 @@
 package polyfill
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -51,5 +52,37 @@ func TestParseBackend(t *testing.T) {
 	}
 	if _, err := ParseBackend("chrome"); err == nil {
 		t.Error("ParseBackend(chrome) accepted an unknown backend")
+	}
+}
+
+// TestScriptAvoidsReplaceableBuiltins guards issue 15 point 8: after its
+// intrinsics section, the page script calls no method of a page-reachable
+// prototype by name and uses no array spread, and every for…of is marked as
+// running before the page or as WebIDL's own iteration of a page value. (The
+// e2e test TestReliabilityHostileBuiltins checks the behaviour in Chromium.)
+func TestScriptAvoidsReplaceableBuiltins(t *testing.T) {
+	const start = "// ---- small helpers"
+	i := strings.Index(source, start)
+	if i < 0 {
+		t.Fatalf("webmcp.js has no %q line", start)
+	}
+	line := strings.Count(source[:i], "\n") + 1
+	method := regexp.MustCompile(`\.(push|pop|shift|unshift|slice|splice|includes|indexOf|sort|map|filter|find|join|startsWith|endsWith|trim|toLowerCase|replace|then|catch|call|apply|bind|keys|values|entries|observe|disconnect|assign)\(`)
+	forOf := regexp.MustCompile(`for \((const|let|var) .* of `)
+	for n, l := range strings.Split(source[i:], "\n") {
+		code := l
+		if c := strings.Index(code, "//"); c >= 0 && !strings.Contains(code[:c], "'") && !strings.Contains(code[:c], "`") {
+			code = code[:c]
+		}
+		at := line + n
+		if m := method.FindString(code); m != "" {
+			t.Errorf("webmcp.js:%d calls %s on a value whose prototype the page can replace: use the captured, uncurried built-in\n\t%s", at, m, strings.TrimSpace(l))
+		}
+		if strings.Contains(code, "[...") || strings.Contains(code, "(...") && !strings.Contains(code, "(...args)") && !strings.Contains(code, "(...a)") {
+			t.Errorf("webmcp.js:%d spreads an array (the page can replace the array iterator)\n\t%s", at, strings.TrimSpace(l))
+		}
+		if forOf.MatchString(code) && !strings.Contains(l, "(before the page)") && !strings.Contains(l, "WebIDL") {
+			t.Errorf("webmcp.js:%d uses for…of (the page can replace the iterators) without saying why it is safe\n\t%s", at, strings.TrimSpace(l))
+		}
 	}
 }

@@ -42,6 +42,28 @@
   const BACKEND = '__WEBMCP_CDP_BACKEND__'; // "auto" | "polyfill" | "native"
 
   // ---- intrinsics, captured before the page can replace them ------------
+  //
+  // The page runs after this script and may replace any built-in it can
+  // reach: prototype methods (Array.prototype.push, Map.prototype.get,
+  // Promise.prototype.then, …), Function.prototype.call/apply/bind, JSON,
+  // Object.keys, and the iterators behind for…of, spread and array
+  // destructuring (Array.prototype[Symbol.iterator] and
+  // %ArrayIteratorPrototype%.next, the Map and Set iterators). So the code
+  // that can run after the page started (registration, listing, calls,
+  // events, the bridge, declarative forms) keeps to these rules:
+  //   - built-in methods are captured here and called uncurried:
+  //     ArrayPush(a, v) is the original push, called through a bound copy of
+  //     the original Function.prototype.call (bound functions look nothing up);
+  //   - internal Maps and Sets are SafeMap/SafeSet (below), whose prototypes
+  //     hold the original methods and are out of the page's reach;
+  //   - arrays are walked with indexed loops, Maps and Sets with their
+  //     forEach, never with for…of, spread or array destructuring (object
+  //     spread and destructuring are fine: they read own properties only);
+  //   - objects handed to promise resolution or JSON.stringify have no
+  //     prototype, so Object.prototype.then or toJSON cannot hijack them.
+  // for…of remains only in code that runs before the page (installation),
+  // and where WebIDL itself iterates a value the page passed (sequence
+  // conversion), as a native implementation would.
 
   const G = globalThis;
   let doc = document; // the window's current document (see syncDoc)
@@ -59,13 +81,8 @@
   const promiseThen = Promise.prototype.then;
   const PromiseResolve = Promise.resolve.bind(Promise);
   const PromiseReject = Promise.reject.bind(Promise);
-  const MapCtor = Map;
-  const SetCtor = Set;
-  const WeakMapCtor = WeakMap;
-  const WeakSetCtor = WeakSet;
   const StringCtor = String;
   const URLCtor = URL;
-  const RegExpTest = RegExp.prototype.test;
   const AbortControllerCtor = G.AbortController;
   const AbortSignalAny = G.AbortSignal.any;
   const AbortSignalCtor = G.AbortSignal;
@@ -74,7 +91,24 @@
   const DOMExceptionCtor = G.DOMException;
   const MessageChannelCtor = G.MessageChannel;
   const queueMicro = G.queueMicrotask.bind(G);
-  const call = Function.prototype.call.bind(Function.prototype.call);
+  const FnCall = Function.prototype.call;
+  const FnBind = Function.prototype.bind;
+  const call = ReflectApply(FnBind, FnCall, [FnCall]); // call(f, self, ...args)
+  const uncurry = (f) => call(FnBind, FnCall, f); // uncurry(f)(self, ...args)
+  const ObjectAssign = Object.assign;
+  const NumberIsFinite = Number.isFinite;
+  const SymbolIterator = Symbol.iterator;
+  const AP = Array.prototype;
+  const ArrayPush = uncurry(AP.push);
+  const ArrayShift = uncurry(AP.shift);
+  const ArrayIncludes = uncurry(AP.includes);
+  const ArraySort = uncurry(AP.sort);
+  const SP = String.prototype;
+  const StringSlice = uncurry(SP.slice);
+  const StringEndsWith = uncurry(SP.endsWith);
+  const StringTrim = uncurry(SP.trim);
+  const StringToLowerCase = uncurry(SP.toLowerCase);
+  const RegExpExec = RegExp.prototype.exec;
   const getter = (proto, name) => getOwnPropertyDescriptor(proto, name).get;
   const setter = (proto, name) => getOwnPropertyDescriptor(proto, name).set;
   const ETproto = EventTarget.prototype;
@@ -90,13 +124,60 @@
   const eventDefaultPrevented = getter(Event.prototype, 'defaultPrevented');
   const nodeType = getter(Node.prototype, 'nodeType');
   const defaultView = getter(Document.prototype, 'defaultView');
+  const docTitle = getter(Document.prototype, 'title');
+  const titleOf = (d) => { try { return StringCtor(call(docTitle, d)); } catch { return ''; } };
   const toWellFormed = String.prototype.toWellFormed;
-  const hasOwn = (o, k) => call(Object.prototype.hasOwnProperty, o, k);
+  const objectHasOwn = Object.prototype.hasOwnProperty;
+  const hasOwn = (o, k) => call(objectHasOwn, o, k);
   const fnToString = Function.prototype.toString;
+  const urlOrigin = getter(URL.prototype, 'origin');
+  const urlProtocol = getter(URL.prototype, 'protocol');
+  const urlHostname = getter(URL.prototype, 'hostname');
 
-  const tryCall = (f, ...args) => { try { return f(...args); } catch { return undefined; } };
+  // SafeMap, SafeSet, SafeWeakMap, SafeWeakSet: the collections with their
+  // original methods on a prototype of their own, which the page never sees
+  // (the same idea as Node.js's primordials). Their constructors take no
+  // iterable (that would call the page-reachable add/set and iterators).
+  // Iteration: forEach only; the iterators' next lives on shared, replaceable
+  // prototypes.
+  const makeSafe = (Base, Safe) => {
+    const from = Base.prototype;
+    const keys = Reflect.ownKeys(from);
+    for (let i = 0; i < keys.length; i++) { // (before the page: no iteration hazard either way)
+      const k = keys[i];
+      if (k !== 'constructor') defineProperty(Safe.prototype, k, getOwnPropertyDescriptor(from, k));
+    }
+    freeze(Safe.prototype);
+    return freeze(Safe);
+  };
+  const SafeMap = makeSafe(Map, class SafeMap extends Map { constructor() { super(); } });
+  const SafeSet = makeSafe(Set, class SafeSet extends Set { constructor() { super(); } });
+  const SafeWeakMap = makeSafe(WeakMap, class SafeWeakMap extends WeakMap { constructor() { super(); } });
+  const SafeWeakSet = makeSafe(WeakSet, class SafeWeakSet extends WeakSet { constructor() { super(); } });
+  // The keys of a SafeMap, as an array.
+  const keysOf = (m) => { const out = []; m.forEach((v, k) => { ArrayPush(out, k); }); return out; };
+
+  // f(...args) without spreading args (spread calls the array iterator).
+  const tryCall = (f, ...args) => { try { return ReflectApply(f, undefined, args); } catch { return undefined; } };
+  // then is the original Promise.prototype.then. (It still reads the
+  // promise's constructor for its species, as every then does.)
   const then = (p, ok, err) => call(promiseThen, p, ok, err);
-  const test = (re, s) => call(RegExpTest, re, s);
+  // test is RegExp.prototype.test without its lookup of "exec" on the
+  // regexp: the original exec reads only the regexp's own lastIndex.
+  const test = (re, s) => call(RegExpExec, re, s) !== null;
+  // resolveWith settles a promise (through res and rej) with v. A native
+  // promise is followed with the original then: res(v) would look up
+  // v.then, which the page may have replaced. Any other value goes to res
+  // (a thenable of the page's own is followed as the page wrote it).
+  function resolveWith(v, res, rej) {
+    if (isObject(v)) {
+      try {
+        call(promiseThen, v, res, rej); // throws at once for a non-promise
+        return;
+      } catch { /* not a native promise */ }
+    }
+    res(v);
+  }
 
   // The binding: take it and hide it, so only this script can ping Go. (Its
   // name is random per browser session, so the page cannot plant one; if it
@@ -174,11 +255,13 @@
   // WebIDL sequence<USVString> conversion.
   function toStringList(v, what) {
     if (v === undefined) return undefined;
-    if (!isObject(v) || typeof v[Symbol.iterator] !== 'function') {
+    if (!isObject(v) || typeof v[SymbolIterator] !== 'function') {
       throw new TypeError(`${what}: the value is not a sequence`);
     }
     const out = [];
-    for (const s of v) out.push(toUSVString(s, what));
+    // The page's value is iterated with its own iterator, as WebIDL says (a
+    // native implementation calls a replaced one too); only out is ours.
+    for (const s of v) ArrayPush(out, toUSVString(s, what)); // (WebIDL)
     return out;
   }
 
@@ -187,11 +270,12 @@
   function trustworthyOrigin(url) {
     let u;
     try { u = new URLCtor(url); } catch { return null; }
-    const origin = u.origin;
+    const origin = call(urlOrigin, u);
     if (origin === 'null') return null;
-    if (u.protocol === 'https:' || u.protocol === 'wss:') return origin;
-    const h = u.hostname;
-    if (h === 'localhost' || h.endsWith('.localhost') || h === '[::1]' ||
+    const protocol = call(urlProtocol, u);
+    if (protocol === 'https:' || protocol === 'wss:') return origin;
+    const h = call(urlHostname, u);
+    if (h === 'localhost' || StringEndsWith(h, '.localhost') || h === '[::1]' ||
         test(/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/, h)) return origin;
     return null;
   }
@@ -215,11 +299,11 @@
   const channel = new MessageChannelCtor();
   const postTask = MessagePort.prototype.postMessage;
   channel.port1.onmessage = () => {
-    const fn = tasks.shift();
+    const fn = ArrayShift(tasks);
     if (fn) fn();
   };
   function queueTask(fn) {
-    tasks.push(fn);
+    ArrayPush(tasks, fn);
     call(postTask, channel.port2, null);
   }
 
@@ -239,7 +323,7 @@
     const old = doc;
     doc = d;
     defineProperty(doc, GUARD, { value: hasNative ? null : peer });
-    for (const fn of onNewDocument) tryCall(fn, old);
+    for (let i = 0; i < onNewDocument.length; i++) tryCall(onNewDocument[i], old);
     pingGo();
   }
 
@@ -253,7 +337,7 @@
   //    execute (function) and thisArg, or form (the declarative state)}.
   // With native WebMCP it holds only what Go would run through the bridge
   // (nothing of the native API itself).
-  const registry = new MapCtor();
+  const registry = new SafeMap();
 
   // Changes are announced to Go once per microtask: a page that registers
   // 100 tools in a loop costs one ping and one read from Go.
@@ -285,7 +369,7 @@
     const out = [];
     const walk = (w) => {
       if (out.length >= MAX_WINDOWS) return;
-      out.push(w);
+      ArrayPush(out, w);
       let n = 0;
       try { n = w.length; } catch { return; }
       for (let i = 0; i < n && out.length < MAX_WINDOWS; i++) {
@@ -314,7 +398,9 @@
     }
   }
   function forEachPeer(fn) {
-    for (const w of tabWindows()) {
+    const windows = tabWindows();
+    for (let i = 0; i < windows.length; i++) {
+      const w = windows[i];
       const p = peerOf(w);
       if (p) tryCall(fn, p, w);
     }
@@ -348,8 +434,10 @@
         untrustedContentHint: !!src.untrustedContentHint,
       };
       let n = 0;
-      for (const k of ObjectKeys(src)) {
-        if (DRAFT_HINTS.includes(k) || n >= MAX_HINTS || k.length > 64) continue;
+      const ks = ObjectKeys(src);
+      for (let i = 0; i < ks.length; i++) {
+        const k = ks[i];
+        if (ArrayIncludes(DRAFT_HINTS, k) || n >= MAX_HINTS || k.length > 64) continue;
         const v = src[k];
         if (typeof v === 'boolean' || typeof v === 'number' || (typeof v === 'string' && v.length <= 256)) {
           hints = hints || {};
@@ -402,7 +490,7 @@
   // ---- execution ------------------------------------------------------------
 
   // Local executions of this document: id -> {ctrl, name, done, form}.
-  const running = new MapCtor();
+  const running = new SafeMap();
   const NAVIGATED = freeze({}); // a form submission that navigates
 
   // serialize turns a tool's value into a completion: strings verbatim,
@@ -429,7 +517,13 @@
       signal,
       requestUserInteraction(cb) {
         if (typeof cb !== 'function') return PromiseReject(new TypeError('requestUserInteraction: the callback is not a function'));
-        return then(PromiseResolve(), () => cb());
+        // cb runs in a later microtask; its promise is followed with the
+        // original then (see resolveWith).
+        return new PromiseCtor((res, rej) => queueMicro(() => {
+          let v;
+          try { v = cb(); } catch (e) { rej(e); return; }
+          resolveWith(v, res, rej);
+        }));
       },
     };
   }
@@ -509,10 +603,10 @@
     list(callerOrigin) {
       const out = [];
       if (!active()) return out;
-      for (const e of registry.values()) {
-        if (callerOrigin !== ORIGIN && !e.exposed.includes(callerOrigin)) continue;
-        out.push({ name: e.name, title: e.title, description: e.description, schema: e.schema, annotations: e.annotations ? { ...e.annotations } : undefined });
-      }
+      registry.forEach((e) => {
+        if (callerOrigin !== ORIGIN && !ArrayIncludes(e.exposed, callerOrigin)) return;
+        ArrayPush(out, { name: e.name, title: e.title, description: e.description, schema: e.schema, annotations: e.annotations ? { ...e.annotations } : undefined });
+      });
       return out;
     },
     // run and cancel execute a tool of this document for a caller.
@@ -524,8 +618,9 @@
     },
   });
   defineProperty(doc, GUARD, { value: hasNative ? null : peer });
-  onNewDocument.push(() => {
-    for (const id of [...running.keys()]) cancelLocal(id, 'the document was replaced');
+  ArrayPush(onNewDocument, () => {
+    const ids = keysOf(running);
+    for (let i = 0; i < ids.length; i++) cancelLocal(ids[i], 'the document was replaced');
     registry.clear();
   });
   call(addListener, G, 'readystatechange', syncDoc, true);
@@ -579,7 +674,7 @@
 
     let constructing = false;
     let deactivate;
-    const instances = new WeakSetCtor();
+    const instances = new SafeWeakSet();
     class ModelContext extends EventTargetCtor {
       #active;
       static { deactivate = (mc) => { mc.#active = false; }; }
@@ -602,10 +697,12 @@
           const schema = checkTool(t, 'registerTool', (n) => registry.has(n));
           if (o.signal && isAborted(o.signal)) return PromiseReject(reasonOf(o.signal));
           const exposed = [];
-          for (const s of o.exposedTo || []) {
+          const exposedTo = o.exposedTo || [];
+          for (let i = 0; i < exposedTo.length; i++) {
+            const s = exposedTo[i];
             const origin = trustworthyOrigin(s);
             if (origin === null) throw domError('SecurityError', `registerTool: "${s}" is not a potentially trustworthy origin`);
-            exposed.push(origin);
+            ArrayPush(exposed, origin);
           }
           const entry = makeEntry(t, schema, 'current', undefined, exposed);
           let resolve;
@@ -639,16 +736,19 @@
           if (!(#active in this)) throw new TypeError('Illegal invocation');
           const o = convertOptions(options, 'getTools', ['fromOrigins']);
           if (!this.#active || !active()) throw domError('InvalidStateError', 'getTools: the document is not active');
-          for (const s of o.fromOrigins || []) {
+          const fromOrigins = o.fromOrigins || [];
+          for (let i = 0; i < fromOrigins.length; i++) {
+            const s = fromOrigins[i];
             if (trustworthyOrigin(s) === null) throw domError('SecurityError', `getTools: "${s}" is not a potentially trustworthy origin`);
           }
           return new PromiseCtor((resolve) => queueTask(() => {
             const tools = [];
             forEachPeer((p, w) => {
               if (tools.length >= 10000) return;
-              for (const d of p.list(ORIGIN)) tools.push(registeredTool(d, w, p.origin));
+              const list = p.list(ORIGIN); // (an array of p's realm)
+              for (let i = 0; i < list.length; i++) ArrayPush(tools, registeredTool(list[i], w, p.origin));
             });
-            tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+            ArraySort(tools, (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
             resolve(tools);
           }));
         } catch (err) {
@@ -668,7 +768,7 @@
           const o = convertOptions(options, 'executeTool', ['signal']);
           if (!this.#active || !active()) throw domError('InvalidStateError', 'executeTool: the document is not active');
           let expected;
-          try { expected = new URLCtor(t.origin).origin; } catch { expected = 'null'; }
+          try { expected = call(urlOrigin, new URLCtor(t.origin)); } catch { expected = 'null'; }
           if (expected === 'null') throw domError('NotSupportedError', 'executeTool: tool.origin is not the origin of a document that can hold tools');
           const inputJSON = JSONstringify(input);
           if (inputJSON === undefined) throw new TypeError('executeTool: the input does not serialize to JSON');
@@ -682,15 +782,15 @@
       }
     }
     defineProperty(ModelContext.prototype, Symbol.toStringTag, { value: 'ModelContext', configurable: true });
-    for (const m of ['registerTool', 'getTools', 'executeTool']) {
+    for (const m of ['registerTool', 'getTools', 'executeTool']) { // (before the page)
       defineProperty(ModelContext.prototype, m, { enumerable: true });
     }
 
     // The event handler attributes (HTML "event handler IDL attributes"):
     // the listener is added when a handler is first set, and calls whatever
     // handler is current.
-    const handlerState = new WeakMapCtor();
-    for (const type of ['toolchange', 'toolactivated', 'toolcancel']) {
+    const handlerState = new SafeWeakMap();
+    for (const type of ['toolchange', 'toolactivated', 'toolcancel']) { // (before the page)
       defineProperty(ModelContext.prototype, 'on' + type, {
         enumerable: true,
         configurable: true,
@@ -728,7 +828,8 @@
       if (options === undefined || options === null) return {};
       if (!isObject(options)) throw new TypeError(`${what}: the options are not an object`);
       const out = {};
-      for (const m of members) { // lexicographic, like WebIDL
+      for (let i = 0; i < members.length; i++) { // lexicographic, like WebIDL
+        const m = members[i];
         if (m === 'signal') out.signal = toSignal(options.signal, what);
         else out[m] = toStringList(options[m], what);
       }
@@ -810,7 +911,8 @@
           // Even when the caller aborted meanwhile, the tool starts, and the
           // cancellation queued after this task reaches it.
           let inTab = false;
-          for (const w of tabWindows()) if (w === t.window) inTab = true;
+          const windows = tabWindows();
+          for (let i = 0; i < windows.length; i++) if (windows[i] === t.window) inTab = true;
           if (!inTab) return fail('executeTool: the tool does not live in this tab');
           const p = peerOf(t.window);
           if (!p) return fail('executeTool: the tool lives in a document this polyfill cannot reach (another origin)');
@@ -836,8 +938,8 @@
       try { return new ModelContext(); } finally { constructing = false; }
     };
     current = make('active');
-    const others = new WeakMapCtor(); // documents without a browsing context
-    onNewDocument.push((old) => {
+    const others = new SafeWeakMap(); // documents without a browsing context
+    ArrayPush(onNewDocument, (old) => {
       others.set(old, current); // the old document's keeps answering, inactive
       deactivate(current);
       current = make('active');
@@ -860,7 +962,7 @@
       enumerable: true,
       get: getOwnPropertyDescriptor(get, 'modelContext').get,
     });
-    for (const [k, v] of [['ModelContext', ModelContext], ['ToolActivatedEvent', ToolActivatedEvent], ['ToolCancelEvent', ToolCancelEvent]]) {
+    for (const [k, v] of [['ModelContext', ModelContext], ['ToolActivatedEvent', ToolActivatedEvent], ['ToolCancelEvent', ToolCancelEvent]]) { // (before the page)
       defineProperty(G, k, { value: v, configurable: true, writable: true, enumerable: false });
     }
 
@@ -922,11 +1024,26 @@
 
     // form element -> its state {entry, name, description, schema,
     // autosubmit, params: Map(name -> param), exec}.
-    const forms = new MapCtor();
+    const forms = new SafeMap();
     let conflicts = false; // a form waits for a name taken imperatively
 
-    const clean = (s) => StringCtor(s).replace(/\s+/g, ' ').trim();
-    const num = (s) => (s !== null && s.trim() !== '' && Number.isFinite(+s) ? +s : undefined);
+    // clean collapses white space to one space and trims, with the original
+    // exec and trim (String.prototype.replace would look up the page's
+    // Symbol.replace, exec, flags…).
+    const SPACES = /\s+/g;
+    const clean = (v) => {
+      const s = StringCtor(v);
+      let out = '';
+      let last = 0;
+      let m;
+      SPACES.lastIndex = 0;
+      while ((m = call(RegExpExec, SPACES, s)) !== null) {
+        out += StringSlice(s, last, m.index) + ' ';
+        last = m.index + m[0].length;
+      }
+      return StringTrim(out + StringSlice(s, last));
+    };
+    const num = (s) => (s !== null && StringTrim(s) !== '' && NumberIsFinite(+s) ? +s : undefined);
 
     function describe(el) {
       const d = call(getAttr, el, 'toolparamdescription');
@@ -944,26 +1061,28 @@
     function synthesize(form) {
       const properties = {};
       const required = [];
-      const params = new MapCtor();
-      const counts = new MapCtor();
+      const params = new SafeMap();
+      const counts = new SafeMap();
       const controls = [];
       const all = call(formElements, form);
-      for (let i = 0; i < all.length && i < MAX_CONTROLS; i++) controls.push(all[i]);
+      for (let i = 0; i < all.length && i < MAX_CONTROLS; i++) ArrayPush(controls, all[i]);
       const named = [];
-      for (const el of controls) {
+      for (let i = 0; i < controls.length; i++) {
+        const el = controls[i];
         const tag = call(localName, el);
         if (tag !== 'input' && tag !== 'select' && tag !== 'textarea') continue;
         const name = el.name;
         if (!name || get.disabled(el)) continue;
         const type = tag === 'input' ? call(get.type, el) : tag;
         if (type === 'hidden' || type === 'file' || type === 'submit' || type === 'reset' || type === 'button' || type === 'image') continue;
-        named.push([el, name, type, tag]);
+        ArrayPush(named, { el, name, type, tag });
         const kind = type === 'radio' ? 'radio' : 'other';
         const c = counts.get(name) || { radio: 0, other: 0 };
         c[kind]++;
         counts.set(name, c);
       }
-      for (const [el, name, type, tag] of named) {
+      for (let i = 0; i < named.length; i++) {
+        const { el, name, type, tag } = named[i];
         const c = counts.get(name);
         if (c.other > 1 || (c.other && c.radio)) continue; // ambiguous
         if (type === 'radio') {
@@ -974,14 +1093,14 @@
             properties[name] = { type: 'string', anyOf: [], enum: [] };
           }
           const v = call(get.inputValue, el);
-          p.radios.push(el);
-          if (!properties[name].enum.includes(v)) {
-            properties[name].anyOf.push({ type: 'string', const: v });
-            properties[name].enum.push(v);
+          ArrayPush(p.radios, el);
+          if (!ArrayIncludes(properties[name].enum, v)) {
+            ArrayPush(properties[name].anyOf, { type: 'string', const: v });
+            ArrayPush(properties[name].enum, v);
           }
           const desc = describe(el);
           if (desc && properties[name].description === undefined && call(getAttr, el, 'toolparamdescription') !== null) properties[name].description = desc;
-          if (el.required && !required.includes(name)) required.push(name);
+          if (el.required && !ArrayIncludes(required, name)) ArrayPush(required, name);
           continue;
         }
         let prop;
@@ -992,9 +1111,9 @@
           const values = [];
           for (let i = 0; i < opts.length && i < MAX_CONTROLS; i++) {
             const v = call(get.optionValue, opts[i]);
-            if (values.includes(v)) continue;
-            values.push(v);
-            anyOf.push({ type: 'string', const: v, title: clean(call(get.optionText, opts[i])) });
+            if (ArrayIncludes(values, v)) continue;
+            ArrayPush(values, v);
+            ArrayPush(anyOf, { type: 'string', const: v, title: clean(call(get.optionText, opts[i])) });
           }
           const item = { type: 'string', anyOf, enum: values };
           if (call(get.multiple, el)) {
@@ -1016,7 +1135,7 @@
           else if (type === 'range') prop.minimum = 0;
           if (max !== undefined) prop.maximum = max;
           else if (type === 'range') prop.maximum = 100;
-          if (stepAttr === null || stepAttr.trim().toLowerCase() !== 'any') {
+          if (stepAttr === null || StringToLowerCase(StringTrim(stepAttr)) !== 'any') {
             const step = num(stepAttr);
             prop.multipleOf = step !== undefined && step > 0 ? step : 1;
           }
@@ -1034,7 +1153,7 @@
             url: { format: 'uri' },
           };
           const f = formats[type];
-          if (f) Object.assign(prop, f);
+          if (f) ObjectAssign(prop, f);
           if (tag === 'input' && !f) {
             const pattern = call(getAttr, el, 'pattern');
             if (pattern) prop.pattern = pattern;
@@ -1049,11 +1168,11 @@
         if (desc) prop.description = desc;
         properties[name] = prop;
         params.set(name, p);
-        if (el.required && !required.includes(name)) required.push(name);
+        if (el.required && !ArrayIncludes(required, name)) ArrayPush(required, name);
       }
-      for (const [name, p] of params) {
+      params.forEach((p, name) => {
         if (p.kind === 'radio' && properties[name].anyOf.length === 0) delete properties[name];
-      }
+      });
       return { schema: { type: 'object', properties, required }, params };
     }
 
@@ -1068,7 +1187,7 @@
     // sync brings the registry in step with the forms of the document.
     function sync() {
       let dirty = false;
-      const seen = new SetCtor();
+      const seen = new SafeSet();
       const found = call(qsa, doc, 'form[toolname]');
       for (let i = 0; i < found.length && i < MAX_FORMS; i++) {
         const form = found[i];
@@ -1099,12 +1218,12 @@
         seen.add(form);
         dirty = true;
       }
-      for (const [form, state] of forms) {
+      forms.forEach((state, form) => {
         if (!seen.has(form)) {
           drop(form, state, 'the form was removed during the call');
           dirty = true;
         }
-      }
+      });
       if (dirty) changed();
     }
 
@@ -1122,16 +1241,20 @@
     };
 
     // Only mutations that can touch a tool form cause a sync.
-    const FORMISH = new SetCtor(['form', 'input', 'select', 'textarea', 'option', 'optgroup', 'fieldset', 'label', 'datalist']);
+    const FORMISH = new SafeSet();
+    for (const tag of ['form', 'input', 'select', 'textarea', 'option', 'optgroup', 'fieldset', 'label', 'datalist']) FORMISH.add(tag); // (before the page)
     function relevant(records) {
-      for (const r of records) {
+      for (let i = 0; i < records.length; i++) {
+        const r = records[i];
         if (r.type === 'attributes') {
           const tag = call(localName, r.target);
           if (FORMISH.has(tag)) return true;
           continue;
         }
         if (forms.size > 0 && r.removedNodes.length > 0) return true;
-        for (const n of r.addedNodes) {
+        const added = r.addedNodes;
+        for (let j = 0; j < added.length; j++) {
+          const n = added[j];
           if (n.nodeType !== 1) continue;
           if (FORMISH.has(call(localName, n))) return true;
           if (call(elQuerySelector, n, 'form,input,select,textarea,option')) return true;
@@ -1140,19 +1263,21 @@
       return false;
     }
     let syncQueued = false;
+    const MOobserve = G.MutationObserver.prototype.observe;
+    const MOdisconnect = G.MutationObserver.prototype.disconnect;
     const observer = new G.MutationObserver((records) => {
       if (syncQueued || !relevant(records)) return;
       syncQueued = true;
       queueMicro(() => { syncQueued = false; sync(); });
     });
-    const observe = () => observer.observe(doc, {
+    const observe = () => call(MOobserve, observer, doc, {
       subtree: true, childList: true, attributes: true,
       attributeFilter: ['toolname', 'tooldescription', 'toolautosubmit', 'toolparamdescription', 'name', 'type', 'required',
         'disabled', 'value', 'multiple', 'min', 'max', 'step', 'pattern', 'minlength', 'maxlength', 'form', 'for', 'id', 'label'],
     });
     observe();
-    onNewDocument.push(() => {
-      observer.disconnect();
+    ArrayPush(onNewDocument, () => {
+      call(MOdisconnect, observer);
       forms.clear(); // (their registry entries went with the registry)
       conflicts = false;
       observe();
@@ -1167,10 +1292,13 @@
     // fillForm sets the controls named in input (only those), firing input
     // and change where a value changes. An unknown parameter is an error.
     fillForm = (state, input) => {
-      for (const key of ObjectKeys(input)) {
+      const ks = ObjectKeys(input);
+      for (let i = 0; i < ks.length; i++) {
+        const key = ks[i];
         if (!state.params.has(key)) throw new Error(`Input contains a parameter "${key}" but there is no such parameter for the tool`);
       }
-      for (const key of ObjectKeys(input)) {
+      for (let i = 0; i < ks.length; i++) {
+        const key = ks[i];
         const p = state.params.get(key);
         const v = input[key];
         if (p.kind === 'checkbox') {
@@ -1178,16 +1306,19 @@
           if (call(get.checked, p.el) !== on) { call(set.checked, p.el, on); changedValue(p.el); }
         } else if (p.kind === 'radio') {
           const want = StringCtor(v);
-          const radio = p.radios.find((r) => call(get.inputValue, r) === want);
+          let radio;
+          for (let i = 0; i < p.radios.length && !radio; i++) if (call(get.inputValue, p.radios[i]) === want) radio = p.radios[i];
           if (!radio) throw new Error(`"${want}" is not one of the values of ${key}`);
           if (!call(get.checked, radio)) { call(set.checked, radio, true); changedValue(radio); }
         } else if (p.kind === 'select' || p.kind === 'select-multiple') {
-          const wanted = (p.kind === 'select' ? [v] : isArray(v) ? v : [v]).map((x) => StringCtor(x));
+          const given = p.kind === 'select' ? [v] : isArray(v) ? v : [v];
+          const wanted = [];
+          for (let i = 0; i < given.length; i++) ArrayPush(wanted, StringCtor(given[i]));
           const opts = call(get.selectOptions, p.el);
           let found = 0;
           let touched = false;
           for (let i = 0; i < opts.length; i++) {
-            const on = wanted.includes(call(get.optionValue, opts[i])) && (p.kind === 'select-multiple' || found === 0);
+            const on = ArrayIncludes(wanted, call(get.optionValue, opts[i])) && (p.kind === 'select-multiple' || found === 0);
             if (on) found++;
             if (call(get.selected, opts[i]) !== on) { call(set.selected, opts[i], on); touched = true; }
           }
@@ -1203,7 +1334,7 @@
     };
 
     // The submit events of agent invocations: event -> exec.
-    const agentEvents = new WeakMapCtor();
+    const agentEvents = new SafeWeakMap();
 
     // submitForm submits a filled form (toolautosubmit) or waits for the
     // person to submit it, and resolves with the value the page passed to
@@ -1225,7 +1356,9 @@
       run.form = exec;
       if (state.autosubmit) {
         if (!call(formNoValidate, form)) {
-          for (const el of call(formElements, form)) {
+          const els = call(formElements, form);
+          for (let i = 0; i < els.length; i++) {
+            const el = els[i];
             if (get.validity(el)) return exec.fail(`Form validation failed: ${el.name || call(localName, el)}: ${el.validationMessage}`);
           }
         }
@@ -1239,7 +1372,9 @@
       // Without toolautosubmit a person checks the form and submits it:
       // bring its submit button into focus and wait.
       let button = null;
-      for (const el of call(formElements, form)) {
+      const els = call(formElements, form);
+      for (let i = 0; i < els.length; i++) {
+        const el = els[i];
         const tag = call(localName, el);
         const t = tag === 'input' ? call(get.type, el) : tag === 'button' ? (el.type || 'submit') : '';
         if ((t === 'submit' || t === 'image') && !get.disabled(el)) { button = el; break; }
@@ -1347,14 +1482,14 @@
   // document.modelContext.registerTool too. So registerTool is wrapped to add
   // a signal of ours (AbortSignal.any with the page's); the native method
   // still does all the work and its promise is returned unchanged.
-  const owned = new MapCtor(); // name -> {ctrl} for native registrations
+  const owned = new SafeMap(); // name -> {ctrl} for native registrations
   let nativeRegister = null;
   let nativeMC = null;
   if (hasNative) {
     const proto = G.ModelContext && G.ModelContext.prototype;
     nativeRegister = proto && proto.registerTool;
     nativeMC = tryCall(() => doc.modelContext);
-    onNewDocument.push(() => {
+    ArrayPush(onNewDocument, () => {
       owned.clear();
       nativeMC = tryCall(() => doc.modelContext);
     });
@@ -1426,7 +1561,7 @@
       abortController(rec.ctrl);
       return true;
     },
-    names: () => [...owned.keys()],
+    names: () => keysOf(owned),
     commit() { pingGo(); },
   } : {
     has: (n) => registry.has(n),
@@ -1437,7 +1572,11 @@
       registry.delete(n);
       return true;
     },
-    names: () => [...registry.keys()].filter((n) => registry.get(n).face !== 'form'),
+    names: () => {
+      const out = [];
+      registry.forEach((e, n) => { if (e.face !== 'form') ArrayPush(out, n); });
+      return out;
+    },
     commit() { changed(); formsMayRegister(); },
   };
 
@@ -1455,24 +1594,30 @@
       if (options !== undefined && options !== null && !isObject(options)) throw new TypeError('provideContext: the options are not an object');
       const tools = options ? options.tools : undefined;
       if (tools !== undefined && !isArray(tools)) throw new TypeError('provideContext: tools must be an array');
-      const seen = new SetCtor();
+      const seen = new SafeSet();
       const list = [];
-      const before = new SetCtor(store.names());
-      for (const tool of tools || []) {
+      const names = store.names();
+      const before = new SafeSet();
+      for (let i = 0; i < names.length; i++) before.add(names[i]);
+      // The page's array is read by index (as older polyfills did), not
+      // with its iterator.
+      const n = tools ? tools.length : 0;
+      for (let i = 0; i < n; i++) {
         // Names being replaced are free; forms keep theirs.
-        const c = legacyConvert(tool, 'provideContext', (n) => seen.has(n) || (store.has(n) && !before.has(n)));
+        const c = legacyConvert(tools[i], 'provideContext', (name) => seen.has(name) || (store.has(name) && !before.has(name)));
         seen.add(c.t.name);
-        list.push(c);
+        ArrayPush(list, c);
       }
-      for (const n of before) store.remove(n);
-      for (const c of list) store.add(c.t, c.schema, c.tool);
+      for (let i = 0; i < names.length; i++) store.remove(names[i]);
+      for (let i = 0; i < list.length; i++) store.add(list[i].t, list[i].schema, list[i].tool);
       store.commit();
     },
     // clearContext() removes every tool (forms excepted).
     clearContext() {
       syncDoc();
       let removed = false;
-      for (const n of store.names()) removed = store.remove(n) || removed;
+      const names = store.names();
+      for (let i = 0; i < names.length; i++) removed = store.remove(names[i]) || removed;
       if (removed) store.commit();
     },
     // registerTool(tool) adds one tool at once, and throws at once on a
@@ -1517,17 +1662,22 @@
   // document.modelContext.getTools() and Go. A frozen X cannot be wrapped:
   // it is honoured but not mirrored. document.modelContext is never handed
   // over.
-  const adopted = new WeakSetCtor();
+  const adopted = new SafeWeakSet();
+  function removeAll() {
+    const names = store.names();
+    for (let i = 0; i < names.length; i++) store.remove(names[i]);
+  }
   const mirror = {
     provideContext(args) {
       const o = args[0];
       const tools = o && isArray(o.tools) ? o.tools : [];
-      for (const n of store.names()) store.remove(n);
-      for (const tool of tools) tryCall(() => { const c = legacyConvert(tool, 'provideContext', store.has); store.add(c.t, c.schema, c.tool); });
+      removeAll();
+      const n = tools.length;
+      for (let i = 0; i < n; i++) tryCall(() => { const c = legacyConvert(tools[i], 'provideContext', store.has); store.add(c.t, c.schema, c.tool); });
       store.commit();
     },
     clearContext() {
-      for (const n of store.names()) store.remove(n);
+      removeAll();
       store.commit();
     },
     registerTool(args, result) {
@@ -1557,7 +1707,9 @@
     if (!isObject(x) || x === legacy || adopted.has(x)) return;
     adopted.add(x);
     if (!isExtensible(x)) return;
-    for (const m of ObjectKeys(mirror)) {
+    const methods = ObjectKeys(mirror);
+    for (let i = 0; i < methods.length; i++) {
+      const m = methods[i];
       let orig;
       try { orig = x[m]; } catch { continue; }
       if (typeof orig !== 'function') continue;
@@ -1571,7 +1723,7 @@
   }
 
   const slots = { navigator: { set: false, value: undefined }, window: { set: false, value: undefined } };
-  onNewDocument.push(() => {
+  ArrayPush(onNewDocument, () => {
     slots.navigator = { set: false, value: undefined };
     slots.window = { set: false, value: undefined };
   });
@@ -1626,34 +1778,38 @@
 
   // ---- the bridge Go holds --------------------------------------------------
 
-  const goCalls = new MapCtor(); // Go call id -> local id
+  const goCalls = new SafeMap(); // Go call id -> local id
   const bridge = freeze({
     // info describes this document.
     info() {
       syncDoc();
-      return JSONstringify({ native: hasNative, url: G.location.href, origin: G.location.origin, title: doc.title });
+      return JSONstringify({ __proto__: null, native: hasNative, url: G.location.href, origin: G.location.origin, title: titleOf(doc) });
     },
     // list returns the registry as JSON. Tools over the limits are replaced
     // by a refusal, so a page cannot make Go read megabytes per change.
+    // (The objects have no prototype and the array an own toJSON of
+    // undefined, so a toJSON the page put on Object.prototype or
+    // Array.prototype is never called.)
     list(maxTools, maxDescription, maxSchema) {
       syncDoc();
       const tools = [];
+      defineProperty(tools, 'toJSON', { value: undefined });
       let overflow = 0;
-      for (const e of registry.values()) {
-        if (tools.length >= maxTools) { overflow++; continue; }
+      registry.forEach((e) => {
+        if (tools.length >= maxTools) { overflow++; return; }
         if (e.description.length > maxDescription) {
-          tools.push({ name: e.name.slice(0, 128), refused: `its description is ${e.description.length} characters, over the limit of ${maxDescription}` });
-          continue;
+          ArrayPush(tools, { __proto__: null, name: StringSlice(e.name, 0, 128), refused: `its description is ${e.description.length} characters, over the limit of ${maxDescription}` });
+          return;
         }
         if (e.schema !== undefined && e.schema.length > maxSchema) {
-          tools.push({ name: e.name.slice(0, 128), refused: `its inputSchema is ${e.schema.length} characters of JSON, over the limit of ${maxSchema}` });
-          continue;
+          ArrayPush(tools, { __proto__: null, name: StringSlice(e.name, 0, 128), refused: `its inputSchema is ${e.schema.length} characters of JSON, over the limit of ${maxSchema}` });
+          return;
         }
         let annotations;
-        if (e.annotations || e.hints) annotations = { ...e.annotations, ...e.hints };
-        tools.push({ name: e.name, title: e.title === null ? '' : e.title, description: e.description, inputSchema: e.schema, annotations });
-      }
-      return JSONstringify({ url: G.location.href, title: doc.title, tools, overflow });
+        if (e.annotations || e.hints) annotations = { __proto__: null, ...e.annotations, ...e.hints };
+        ArrayPush(tools, { __proto__: null, name: e.name, title: e.title === null ? '' : e.title, description: e.description, inputSchema: e.schema, annotations });
+      });
+      return JSONstringify({ __proto__: null, url: G.location.href, title: titleOf(doc), tools, overflow });
     },
     // call runs a tool like executeTool does (toolactivated, a real
     // AbortSignal) and resolves with a plain object of strings, numbers and
@@ -1667,16 +1823,18 @@
       return new PromiseCtor((resolve) => {
         runLocal(StringCtor(name), StringCtor(inputJSON), id, (r) => {
           goCalls.delete(StringCtor(callId));
-          const out = { ...r };
+          // No prototype: resolve() would otherwise look up a then the page
+          // may have put on Object.prototype.
+          const out = { __proto__: null, ...r };
           if (out.kind === 'navigated') {
             out.kind = 'string';
             out.value = 'The form was submitted; the page is navigating to show the result.';
           }
           if (out.ok && out.value !== undefined && out.value.length > maxBytes) {
             out.truncated = out.value.length;
-            out.value = out.value.slice(0, maxBytes);
+            out.value = StringSlice(out.value, 0, maxBytes);
           }
-          if (!out.ok && out.error.length > maxBytes) out.error = out.error.slice(0, maxBytes) + ' [cut]';
+          if (!out.ok && out.error.length > maxBytes) out.error = StringSlice(out.error, 0, maxBytes) + ' [cut]';
           resolve(out);
         });
       });
