@@ -483,8 +483,11 @@ func TestClientGoesAway(t *testing.T) {
 	b.send(`{"jsonrpc":"2.0","id":1,"method":"getTabs"}`)
 	rb := ext.request()
 	a.ws.Close(websocket.StatusNormalClosure, "")
+	// The statuses come in order: 1 and 2 for the connects, 1 when a's
+	// connection is gone.
+	ext.status(1)
 	ext.status(2)
-	ext.status(1) // a's connection is gone
+	ext.status(1)
 	ext.send(`{"jsonrpc":"2.0","id":` + string(ra.ID) + `,"result":{"late":true}}`)
 	ext.send(`{"jsonrpc":"2.0","id":` + string(rb.ID) + `,"result":{"for":"b"}}`)
 	if res := b.response(); string(res.Result) != `{"for":"b"}` {
@@ -708,7 +711,9 @@ func TestLateAnswersToAbandonedRequests(t *testing.T) {
 		reqs[i] = ext.request()
 	}
 	leaves.ws.Close(websocket.StatusNormalClosure, "")
-	ext.status(1) // the relay has dropped the client
+	ext.status(1)
+	ext.status(2)
+	ext.status(1) // the relay has dropped the client that left
 	for _, r := range reqs {
 		ext.send(`{"jsonrpc":"2.0","id":` + string(r.ID) + `,"result":{}}`)
 	}
