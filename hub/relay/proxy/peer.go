@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -36,10 +37,65 @@ type peer struct {
 	out  chan frame
 	gone chan struct{}
 	once sync.Once
+
+	// limit bounds one incoming message, and tooBig is the close reason
+	// for a bigger one. Only the goroutine that reads touches them: the
+	// limit grows when the peer authenticates, between two reads.
+	limit  int64
+	tooBig string
 }
 
 func newPeer(ws *websocket.Conn, queue int) *peer {
 	return &peer{ws: ws, out: make(chan frame, queue), gone: make(chan struct{})}
+}
+
+// setLimit sets the largest message read from now on, and the close reason
+// for a bigger one. Call it from the goroutine that reads.
+func (p *peer) setLimit(limit int64, tooBig string) {
+	p.limit, p.tooBig = limit, tooBig
+}
+
+// errTooBig is the error of a read that met a message over the limit.
+var errTooBig = errors.New("message too big")
+
+// errTimedOut is the error of a connection closed for not authenticating
+// in time.
+var errTimedOut = errors.New("timed out")
+
+// tooBigGrace is how long the close frame has to go out after a message
+// over the limit; the rest of that message is never read.
+const tooBigGrace = time.Second
+
+// read returns the next message. It never holds more than the limit (plus
+// one byte) of it: a bigger message closes the connection (1009) with the
+// reason set for the phase, without reading the rest.
+func (p *peer) read(ctx context.Context) ([]byte, error) {
+	_, r, err := p.ws.Reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(r, p.limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > p.limit {
+		p.kill(websocket.StatusMessageTooBig, p.tooBig)
+		// The close handshake would wait for the unread rest of the
+		// message; the connection ends once the close frame is out.
+		time.AfterFunc(tooBigGrace, func() { _ = p.ws.CloseNow() })
+		return nil, fmt.Errorf("%s: %w", p.tooBig, errTooBig)
+	}
+	return data, nil
+}
+
+// closing reports whether the connection is being closed.
+func (p *peer) closing() bool {
+	select {
+	case <-p.gone:
+		return true
+	default:
+		return false
+	}
 }
 
 // send queues a message. A peer whose queue is full is closed.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -43,6 +44,17 @@ type ServerOptions struct {
 	// AuthTimeout is how long a new connection has to authenticate
 	// (default 10 s).
 	AuthTimeout time.Duration
+	// MaxHandshakeBytes bounds one message before a connection has
+	// authenticated (default 8 KiB: an authenticate answer or an
+	// mcp_handshake, a name and a token, fit many times over). The larger
+	// limits above apply only once it has.
+	MaxHandshakeBytes int64
+	// MaxUnauthenticated bounds the connections that have not authenticated
+	// yet, in all (default 512) and from one IP address
+	// (MaxUnauthenticatedPerIP, default 32). A connection over either is
+	// refused before the WebSocket upgrade (HTTP 503 and 429).
+	MaxUnauthenticated      int
+	MaxUnauthenticatedPerIP int // see MaxUnauthenticated
 	// PingInterval is how often idle connections are pinged (default 30 s).
 	PingInterval time.Duration
 	// QueueLength is how many outbound messages may wait for one slow
@@ -78,6 +90,15 @@ func (o *ServerOptions) defaults() {
 	if o.AuthTimeout <= 0 {
 		o.AuthTimeout = 10 * time.Second
 	}
+	if o.MaxHandshakeBytes <= 0 {
+		o.MaxHandshakeBytes = 8 << 10
+	}
+	if o.MaxUnauthenticated <= 0 {
+		o.MaxUnauthenticated = 512
+	}
+	if o.MaxUnauthenticatedPerIP <= 0 {
+		o.MaxUnauthenticatedPerIP = 32
+	}
 	if o.PingInterval <= 0 {
 		o.PingInterval = 30 * time.Second
 	}
@@ -102,6 +123,10 @@ type Server struct {
 	exts    map[string]*extConn
 	clients map[*clientConn]struct{}
 	links   map[string]*link
+	// unauthed counts the connections that have not authenticated yet, in
+	// all and by IP address.
+	unauthed     int
+	unauthedByIP map[string]int
 }
 
 // extConn is an authenticated browser.
@@ -111,6 +136,10 @@ type extConn struct {
 	limiter        *rate.Limiter
 	links          map[string]*link    // by connection id
 	pending        map[string]*pending // by mapped id
+	// abandoned holds the mapped ids of requests forgotten before the
+	// browser answered (abandonLocked), oldest first in abandonedOrder.
+	abandoned      map[string]struct{}
+	abandonedOrder []string
 }
 
 // clientConn is an MCP client.
@@ -118,6 +147,7 @@ type clientConn struct {
 	*peer
 	id      string
 	user    string // "" until mcp_handshake succeeds
+	release func() // frees its place among the unauthenticated
 	limiter *rate.Limiter
 	link    *link
 	expiry  *time.Timer
@@ -155,6 +185,8 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		exts:    make(map[string]*extConn),
 		clients: make(map[*clientConn]struct{}),
 		links:   make(map[string]*link),
+
+		unauthedByIP: make(map[string]int),
 	}, nil
 }
 
@@ -183,8 +215,48 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// accept upgrades the request and starts the writer and the pinger.
-func (s *Server) accept(w http.ResponseWriter, r *http.Request, limit int64) (*peer, error) {
+// admit counts a new connection among those that have not authenticated,
+// or refuses it (and answers the request) when its address or the relay
+// has too many. release frees the place; it may be called more than once.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	host := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		host = h
+	}
+	s.mu.Lock()
+	perIP, all := s.unauthedByIP[host], s.unauthed
+	if perIP < s.opts.MaxUnauthenticatedPerIP && all < s.opts.MaxUnauthenticated {
+		s.unauthedByIP[host]++
+		s.unauthed++
+		s.mu.Unlock()
+		return sync.OnceFunc(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.unauthed--
+			if s.unauthedByIP[host]--; s.unauthedByIP[host] <= 0 {
+				delete(s.unauthedByIP, host)
+			}
+		}), true
+	}
+	s.mu.Unlock()
+	retry := int(s.opts.AuthTimeout.Round(time.Second) / time.Second)
+	w.Header().Set("Retry-After", fmt.Sprint(max(retry, 1)))
+	if perIP >= s.opts.MaxUnauthenticatedPerIP {
+		s.log.Warn("relay: refused a connection: too many from its address waiting to authenticate", "remote", r.RemoteAddr, "waiting", perIP)
+		http.Error(w, fmt.Sprintf("webmcp-cdp relay: %d connections from %s are already waiting to authenticate, the most one address may have: "+
+			"authenticate or close them, then retry (each has %s)", perIP, host, s.opts.AuthTimeout), http.StatusTooManyRequests)
+		return nil, false
+	}
+	s.log.Warn("relay: refused a connection: too many waiting to authenticate", "remote", r.RemoteAddr, "waiting", all)
+	http.Error(w, fmt.Sprintf("webmcp-cdp relay: %d connections are already waiting to authenticate, the most the relay takes: retry in %s",
+		all, s.opts.AuthTimeout), http.StatusServiceUnavailable)
+	return nil, false
+}
+
+// accept upgrades the request and starts the writer and the pinger. Until
+// the peer authenticates, its messages may be at most MaxHandshakeBytes;
+// a bigger one closes the connection with preAuth as the reason.
+func (s *Server) accept(w http.ResponseWriter, r *http.Request, limit int64, preAuth string) (*peer, error) {
 	if s.ctx.Err() != nil {
 		http.Error(w, "the relay is shutting down", http.StatusServiceUnavailable)
 		return nil, s.ctx.Err()
@@ -194,8 +266,11 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request, limit int64) (*p
 		s.log.Debug("relay: refused a WebSocket upgrade", "remote", r.RemoteAddr, "err", err)
 		return nil, fmt.Errorf("upgrading to WebSocket: %w", err)
 	}
-	ws.SetReadLimit(limit)
+	// peer.read enforces the limit of the phase; the library's limit is
+	// only a backstop above both.
+	ws.SetReadLimit(max(limit, s.opts.MaxHandshakeBytes) + 1)
 	p := newPeer(ws, s.opts.QueueLength)
+	p.setLimit(s.opts.MaxHandshakeBytes, preAuth)
 	go p.writeLoop(s.ctx)
 	go p.pingLoop(s.ctx, s.opts.PingInterval)
 	return p, nil
@@ -204,7 +279,7 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request, limit int64) (*p
 // readLoop reads messages until the connection ends and hands each to fn.
 func readLoop(ctx context.Context, p *peer, fn func([]byte)) error {
 	for {
-		_, data, err := p.ws.Read(ctx)
+		data, err := p.read(ctx)
 		if err != nil {
 			return err
 		}

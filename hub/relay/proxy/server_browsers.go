@@ -1,11 +1,11 @@
 package proxy
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -18,12 +18,23 @@ import (
 // routed back to the clients that asked.
 
 func (s *Server) serveExtension(w http.ResponseWriter, r *http.Request) {
-	p, err := s.accept(w, r, s.opts.MaxBrowserMessageBytes)
+	release, ok := s.admit(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	p, err := s.accept(w, r, s.opts.MaxBrowserMessageBytes,
+		fmt.Sprintf("answer authenticate first: messages before it may be at most %d bytes", s.opts.MaxHandshakeBytes))
 	if err != nil {
 		return
 	}
 	defer p.kill(websocket.StatusNormalClosure, "")
 	e, err := s.authenticateExtension(p)
+	if errors.Is(err, errTooBig) || errors.Is(err, errTimedOut) {
+		// Closed already, with the reason.
+		s.log.Warn("relay: refused a browser", "remote", r.RemoteAddr, "err", err)
+		return
+	}
 	if err != nil {
 		s.log.Warn("relay: refused a browser", "remote", r.RemoteAddr, "err", err)
 		p.closeAfter(websocket.StatusPolicyViolation, "authentication failed: "+err.Error())
@@ -31,6 +42,9 @@ func (s *Server) serveExtension(w http.ResponseWriter, r *http.Request) {
 		_ = readLoop(s.ctx, p, func([]byte) {})
 		return
 	}
+	release()
+	p.setLimit(s.opts.MaxBrowserMessageBytes,
+		fmt.Sprintf("message too big: a browser's messages may be at most %d bytes (relay --max-browser-message-bytes)", s.opts.MaxBrowserMessageBytes))
 	s.log.Info("relay: browser connected", "extension", e.id, "name", e.name, "user", e.user, "remote", r.RemoteAddr)
 	err = readLoop(s.ctx, p, func(data []byte) { s.onExtensionMessage(e, data) })
 	reason := "Extension closed"
@@ -45,13 +59,21 @@ func (s *Server) serveExtension(w http.ResponseWriter, r *http.Request) {
 func (s *Server) authenticateExtension(p *peer) (*extConn, error) {
 	const authID = ProxyIDPrefix + "1"
 	p.send(EncodeRequest(stringID(authID), MethodAuthenticate, nil))
-	ctx, cancel := context.WithTimeout(s.ctx, s.opts.AuthTimeout)
-	defer cancel()
-	_, data, err := p.ws.Read(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("no answer to authenticate within %s", s.opts.AuthTimeout)
-		}
+	// A deadline on the read itself would drop the connection without a
+	// close frame; the timer closes it with the reason instead.
+	var late atomic.Bool
+	deadline := time.AfterFunc(s.opts.AuthTimeout, func() {
+		late.Store(true)
+		p.kill(websocket.StatusPolicyViolation, fmt.Sprintf("authentication failed: no answer to authenticate within %s", s.opts.AuthTimeout))
+	})
+	data, err := p.read(s.ctx)
+	deadline.Stop()
+	switch {
+	case late.Load():
+		return nil, fmt.Errorf("no answer to authenticate within %s: %w", s.opts.AuthTimeout, errTimedOut)
+	case err != nil && errors.Is(err, errTooBig):
+		return nil, err
+	case err != nil:
 		return nil, fmt.Errorf("the connection ended before authenticate was answered: %w", err)
 	}
 	msg, perr := ParseMessage(data)
@@ -85,6 +107,8 @@ func (s *Server) authenticateExtension(p *peer) (*extConn, error) {
 		limiter: rate.NewLimiter(rate.Limit(s.opts.BrowserRate), 50),
 		links:   make(map[string]*link),
 		pending: make(map[string]*pending),
+
+		abandoned: make(map[string]struct{}),
 	}
 	s.mu.Lock()
 	s.exts[e.id] = e
@@ -142,7 +166,7 @@ func (s *Server) onExtensionMessage(e *extConn, data []byte) {
 	default:
 		s.log.Debug("relay: ignoring an answer to no pending request", "extension", e.id, "id", msg.IDKey())
 	}
-	if !e.limiter.Allow() {
+	if !e.limiter.Allow() && !e.closing() {
 		s.log.Warn("relay: closing a browser that sends too many messages that answer nothing", "extension", e.id)
 		e.kill(websocket.StatusPolicyViolation, "too many messages that answer no request")
 	}
@@ -154,6 +178,13 @@ func (s *Server) answer(e *extConn, msg *Message, perr *Error) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := e.pending[msg.IDKey()]
+	if !ok && msg.idString {
+		if _, late := e.abandoned[msg.IDKey()]; late {
+			delete(e.abandoned, msg.IDKey())
+			s.log.Debug("relay: dropping a browser's late answer to a request its client no longer waits for", "extension", e.id, "id", msg.IDKey())
+			return true
+		}
+	}
 	if !ok || !msg.idString {
 		return false
 	}
@@ -180,6 +211,28 @@ func rawResult(id, result json.RawMessage) []byte {
 	out = append(out, `,"result":`...)
 	out = append(out, result...)
 	return append(out, '}')
+}
+
+// maxAbandoned bounds the abandoned requests a browser's late answers are
+// recognised for.
+const maxAbandoned = 4096
+
+// abandonLocked forgets a pending request that will not be answered to its
+// client (the client left, disconnected, or waited too long), and remembers
+// its id for a while: the browser's late answer to it is dropped quietly,
+// not counted as a message that answers nothing.
+func (s *Server) abandonLocked(p *pending) {
+	s.unpendLocked(p)
+	e := p.link.ext
+	if _, ok := e.abandoned[p.mapped]; ok {
+		return
+	}
+	if len(e.abandonedOrder) >= maxAbandoned {
+		delete(e.abandoned, e.abandonedOrder[0])
+		e.abandonedOrder = e.abandonedOrder[1:]
+	}
+	e.abandoned[p.mapped] = struct{}{}
+	e.abandonedOrder = append(e.abandonedOrder, p.mapped)
 }
 
 // unpendLocked forgets a pending request.

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"time"
@@ -14,12 +15,19 @@ import (
 // forwarded to a client's browser.
 
 func (s *Server) serveClient(w http.ResponseWriter, r *http.Request) {
-	p, err := s.accept(w, r, s.opts.MaxClientMessageBytes)
+	release, ok := s.admit(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	p, err := s.accept(w, r, s.opts.MaxClientMessageBytes,
+		fmt.Sprintf("send mcp_handshake first: messages before it may be at most %d bytes", s.opts.MaxHandshakeBytes))
 	if err != nil {
 		return
 	}
 	defer p.kill(websocket.StatusNormalClosure, "")
 	c := s.newClient(p)
+	c.release = release
 	auth := time.AfterFunc(s.opts.AuthTimeout, func() {
 		s.mu.Lock()
 		authed := c.user != ""
@@ -136,6 +144,11 @@ func (s *Server) handshake(c *clientConn, msg *Message) {
 	}
 	c.send(EncodeResult(msg.ID, HandshakeResult{Authenticated: true, UserID: id.User, MCPClientID: c.id}))
 	s.mu.Unlock()
+	if c.release != nil {
+		c.release()
+	}
+	c.setLimit(s.opts.MaxClientMessageBytes,
+		fmt.Sprintf("message too big: a client's messages may be at most %d bytes (relay --max-client-message-bytes)", s.opts.MaxClientMessageBytes))
 	s.log.Info("relay: MCP client connected", "client", c.id, "user", id.User)
 }
 
@@ -198,7 +211,7 @@ func (s *Server) disconnect(c *clientConn, msg *Message) {
 // flight are forgotten, answered with failed when it is not nil.
 func (s *Server) unlinkLocked(l *link, failed *Error) {
 	for _, p := range l.pending {
-		s.unpendLocked(p)
+		s.abandonLocked(p)
 		if failed != nil {
 			l.client.send(EncodeError(p.orig, failed))
 		}
@@ -253,6 +266,6 @@ func (s *Server) timeout(p *pending) {
 	if p.link.ext.pending[p.mapped] != p {
 		return
 	}
-	s.unpendLocked(p)
+	s.abandonLocked(p)
 	p.link.client.send(EncodeError(p.orig, Errorf(CodeServerError, "The browser did not answer within %s", s.opts.RequestTimeout)))
 }

@@ -3,6 +3,9 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -77,11 +80,16 @@ func TestExtensionRefused(t *testing.T) {
 	}
 }
 
+// TestExtensionAuthTimeout: a browser that does not answer authenticate in
+// time is closed with a reason that says so (before, the read's deadline
+// dropped the connection without a close frame).
 func TestExtensionAuthTimeout(t *testing.T) {
 	h := newHarness(t, func(o *ServerOptions) { o.AuthTimeout = 100 * time.Millisecond })
 	e := h.dial("/extension")
 	e.request()
-	e.closed()
+	if code, reason := e.closed(); code != websocket.StatusPolicyViolation || !strings.Contains(reason, "no answer to authenticate within 100ms") {
+		t.Fatalf("closed with %v %q", code, reason)
+	}
 }
 
 // TestHandshake follows the seed's section 2 and the errors of
@@ -475,8 +483,11 @@ func TestClientGoesAway(t *testing.T) {
 	b.send(`{"jsonrpc":"2.0","id":1,"method":"getTabs"}`)
 	rb := ext.request()
 	a.ws.Close(websocket.StatusNormalClosure, "")
+	// The statuses come in order: 1 and 2 for the connects, 1 when a's
+	// connection is gone.
+	ext.status(1)
 	ext.status(2)
-	ext.status(1) // a's connection is gone
+	ext.status(1)
 	ext.send(`{"jsonrpc":"2.0","id":` + string(ra.ID) + `,"result":{"late":true}}`)
 	ext.send(`{"jsonrpc":"2.0","id":` + string(rb.ID) + `,"result":{"for":"b"}}`)
 	if res := b.response(); string(res.Result) != `{"for":"b"}` {
@@ -596,5 +607,120 @@ func TestUnknownPath(t *testing.T) {
 	ctx := context.Background()
 	if _, _, err := websocket.Dial(ctx, h.url("/other"), nil); err == nil {
 		t.Fatal("dialed an unknown path")
+	}
+}
+
+// TestPreAuthMessageLimit (issue 15, point 4): until a connection has
+// authenticated its messages may be MaxHandshakeBytes at most; a bigger one
+// closes it (1009) with a reason that says to authenticate first. After
+// authenticating, the endpoint's own limit applies.
+func TestPreAuthMessageLimit(t *testing.T) {
+	big := `{"jsonrpc":"2.0","id":"proxy:1","result":{"name":"B","accessToken":"` + strings.Repeat("x", 5000) + `"}}`
+	h := newHarness(t, func(o *ServerOptions) { o.MaxHandshakeBytes = 4096 })
+	t.Run("browser before authenticate", func(t *testing.T) {
+		e := h.dial("/extension")
+		e.request()
+		e.send(big)
+		if code, reason := e.closed(); code != websocket.StatusMessageTooBig || !strings.Contains(reason, "answer authenticate first") || !strings.Contains(reason, "4096") {
+			t.Fatalf("closed with %v %q", code, reason)
+		}
+	})
+	t.Run("client before mcp_handshake", func(t *testing.T) {
+		c := h.dial("/mcp")
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"mcp_handshake","params":{"accessToken":"` + strings.Repeat("x", 5000) + `"}}`)
+		if code, reason := c.closed(); code != websocket.StatusMessageTooBig || !strings.Contains(reason, "send mcp_handshake first") {
+			t.Fatalf("closed with %v %q", code, reason)
+		}
+	})
+	t.Run("after authenticating", func(t *testing.T) {
+		ext, extID := h.extension("alice", "Chrome")
+		c := h.client("alice")
+		connectTo(t, c, extID)
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"pad":"` + strings.Repeat("c", 100_000) + `"}}`)
+		req := ext.request()
+		ext.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"pad":"` + strings.Repeat("b", 1_000_000) + `"}}`)
+		if res := c.response(); res.Error != nil || len(res.Result) < 1_000_000 {
+			t.Fatalf("answer %v, %d bytes", res.Error, len(res.Result))
+		}
+	})
+}
+
+// TestUnauthenticatedCap: connections that have not authenticated are
+// capped per address (429) and in all (503), with a body that says what to
+// do; authenticating frees the place.
+func TestUnauthenticatedCap(t *testing.T) {
+	dialStatus := func(h *harness, path string) (int, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ws, resp, err := websocket.Dial(ctx, h.url(path), nil)
+		if err == nil {
+			ws.CloseNow()
+			return 101, ""
+		}
+		if resp == nil {
+			t.Fatalf("dialing: %v", err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, tt := range []struct {
+		name   string
+		mod    func(*ServerOptions)
+		status int
+		says   string
+	}{
+		{"per address", func(o *ServerOptions) { o.MaxUnauthenticatedPerIP = 2 }, http.StatusTooManyRequests, "authenticate or close them"},
+		{"in all", func(o *ServerOptions) { o.MaxUnauthenticated = 2 }, http.StatusServiceUnavailable, "waiting to authenticate"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, tt.mod)
+			e := h.dial("/extension")
+			e.request()
+			c := h.dial("/mcp")
+			if status, body := dialStatus(h, "/extension"); status != tt.status || !strings.Contains(body, tt.says) {
+				t.Fatalf("third connection: HTTP %d %q, want %d saying %q", status, body, tt.status, tt.says)
+			}
+			// The client authenticates: its place is free for another.
+			if res := c.call(`{"jsonrpc":"2.0","id":1,"method":"mcp_handshake","params":{"accessToken":"` + h.token("alice") + `"}}`); res.Error != nil {
+				t.Fatal(res.Error)
+			}
+			if status, body := dialStatus(h, "/mcp"); status != 101 {
+				t.Fatalf("after a handshake: HTTP %d %q", status, body)
+			}
+		})
+	}
+}
+
+// TestLateAnswersToAbandonedRequests: a browser that answers the requests
+// of a client that left is not taken for a flooder: its late answers are
+// dropped quietly, and its other clients keep it. Before, the 51st late
+// answer closed the browser.
+func TestLateAnswersToAbandonedRequests(t *testing.T) {
+	h := newHarness(t, func(o *ServerOptions) { o.BrowserRate = 1; o.RequestTimeout = time.Hour })
+	ext, extID := h.extension("alice", "Chrome")
+	stays := h.client("alice")
+	connectTo(t, stays, extID)
+	leaves := h.client("alice")
+	connectTo(t, leaves, extID)
+	const n = 60
+	for i := range n {
+		leaves.send(`{"jsonrpc":"2.0","id":` + fmt.Sprint(i) + `,"method":"tools/call"}`)
+	}
+	reqs := make([]*Message, n)
+	for i := range reqs {
+		reqs[i] = ext.request()
+	}
+	leaves.ws.Close(websocket.StatusNormalClosure, "")
+	ext.status(1)
+	ext.status(2)
+	ext.status(1) // the relay has dropped the client that left
+	for _, r := range reqs {
+		ext.send(`{"jsonrpc":"2.0","id":` + string(r.ID) + `,"result":{}}`)
+	}
+	stays.send(`{"jsonrpc":"2.0","id":"after","method":"tools/call"}`)
+	req := ext.request()
+	ext.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"ok":true}}`)
+	if res := stays.response(); string(res.ID) != `"after"` || string(res.Result) != `{"ok":true}` {
+		t.Fatalf("got %s %s %v", res.ID, res.Result, res.Error)
 	}
 }
