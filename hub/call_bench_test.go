@@ -20,30 +20,41 @@ func (instantBrowser) Invoke(context.Context, string, string, json.RawMessage) (
 
 // BenchmarkCall measures the hub's side of one tool call: routing, argument
 // validation against the tool's inputSchema, the call into a browser that
-// answers at once, the result, and the call record for a subscriber.
+// answers at once, the result, and the call record for a subscriber. "no
+// schema" leaves the schema library out, so the hub's own cost shows.
 //
 //	go test ./hub -run '^$' -bench BenchmarkCall -benchmem
 func BenchmarkCall(b *testing.B) {
-	h := hub.New(instantBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
-	h.Update(benchDoc(0, 0), []core.Tool{benchTool(0, "v1")}, nil)
-	name := h.Tools()[0].Name
-	records, stop := h.WatchCalls(1)
-	defer stop()
-	go func() {
-		for range records {
-		}
-	}()
-	args := json.RawMessage(`{"query":"milk","tag":"home","limit":3}`)
-	ctx := context.Background()
-	if res := h.Call(ctx, name, args); res.IsError {
-		b.Fatalf("the call failed: %+v", res)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if res := h.Call(ctx, name, args); res.IsError {
-			b.Fatalf("the call failed: %+v", res)
-		}
+	for _, bc := range []struct {
+		name   string
+		schema bool
+	}{{"schema", true}, {"no schema", false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			h := hub.New(instantBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
+			tool := benchTool(0, "v1")
+			if !bc.schema {
+				tool.InputSchema = nil
+			}
+			h.Update(benchDoc(0, 0), []core.Tool{tool}, nil)
+			name := h.Tools()[0].Name
+			records, stop := h.WatchCalls(1)
+			defer stop()
+			go func() {
+				for range records {
+				}
+			}()
+			args := json.RawMessage(`{"query":"milk","tag":"home","limit":3}`)
+			ctx := context.Background()
+			if res := h.Call(ctx, name, args); res.IsError {
+				b.Fatalf("the call failed: %+v", res)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if res := h.Call(ctx, name, args); res.IsError {
+					b.Fatalf("the call failed: %+v", res)
+				}
+			}
+		})
 	}
 }
 
