@@ -368,3 +368,64 @@ func TestUnwritableStateDirIsNotFatal(t *testing.T) {
 		t.Errorf("the tool does not work: %s", text(t, r))
 	}
 }
+
+// stallingOpener opens tabs slowly: Open reports on started, then returns
+// only when its context ends, with the tab it made and the context's error,
+// as cdp.Browser.Open does when a page does not load in time.
+type stallingOpener struct {
+	*fakeBrowser
+	started chan struct{}
+}
+
+func (b *stallingOpener) Open(ctx context.Context, _ string) (string, error) {
+	b.started <- struct{}{}
+	<-ctx.Done()
+	return "stalled", fmt.Errorf("the page did not load: %w", ctx.Err())
+}
+
+// TestCachedCallSharerWithAShortDeadline has callers share the opening of a
+// cached tool's page and give up before it opens. Under -race it shows
+// whether they read what the opener writes without waiting for it.
+func TestCachedCallSharerWithAShortDeadline(t *testing.T) {
+	tests := []struct {
+		name    string
+		sharers int
+	}{
+		{"one sharer", 1},
+		{"several sharers", 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &stallingOpener{fakeBrowser: &fakeBrowser{}, started: make(chan struct{}, 1)}
+			h := hub.New(b, hub.Options{CallTimeout: 300 * time.Millisecond})
+			h.Update(mkDoc("a", "A", origin), []core.Tool{cachedTool("find")}, nil)
+			h.TabClosed("A")
+
+			opener := make(chan core.Outcome, 1)
+			go func() { opener <- h.Call(context.Background(), site+"_find", nil) }()
+			select {
+			case <-b.started:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the page was never opened")
+			}
+			var wg sync.WaitGroup
+			for range tt.sharers {
+				wg.Go(func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+					defer cancel()
+					r := h.Call(ctx, site+"_find", nil)
+					if !r.IsError || !strings.Contains(text(t, r), "the client's deadline passed") {
+						t.Errorf("sharer: result %v %q, want the client's deadline", r.IsError, text(t, r))
+					}
+				})
+			}
+			wg.Wait()
+			if r := <-opener; !r.IsError || !strings.Contains(text(t, r), "opening that page failed") {
+				t.Errorf("opener: result %v %q, want the opening to fail", r.IsError, text(t, r))
+			}
+			if n := b.count(); n != 0 {
+				t.Errorf("the browser ran %d calls, want none", n)
+			}
+		})
+	}
+}

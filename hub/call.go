@@ -199,16 +199,24 @@ func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args js
 		op.tab, op.err = h.openPage(budget, opener, e.URL)
 		close(op.done)
 	}
+	// op.tab and op.err are written before op.done is closed: read them
+	// only after it is. A caller whose budget ends first leaves them alone.
 	select {
 	case <-op.done:
 	case <-budget.Done():
 	}
-	if op.err != nil && ctx.Err() == nil {
-		return errorResult("%s is cached from %s, and opening that page failed: %v", name, e.URL, op.err)
+	opened, tabID := false, ""
+	select {
+	case <-op.done: // preferred when both are ready, as for the opener itself
+		if op.err != nil && ctx.Err() == nil {
+			return errorResult("%s is cached from %s, and opening that page failed: %v", name, e.URL, op.err)
+		}
+		opened, tabID = op.err == nil, op.tab
+	default:
 	}
 	wait := 2 * time.Second
-	for attempt := 0; attempt < cachedAttempts && budget.Err() == nil; attempt++ {
-		c, found := h.waitCandidate(budget, id, op.tab, wait)
+	for attempt := 0; opened && attempt < cachedAttempts && budget.Err() == nil; attempt++ {
+		c, found := h.waitCandidate(budget, id, tabID, wait)
 		wait *= 2
 		if !found {
 			continue
@@ -224,6 +232,8 @@ func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args js
 		return errorResult("the call to %s was cancelled by the client", name)
 	case ctx.Err() != nil:
 		return errorResult("the client's deadline passed before the page of %s (%s) registered it", name, e.URL)
+	case !opened:
+		return errorResult("%s is cached from %s, and that page did not open within %s", name, e.URL, h.opts.CallTimeout)
 	}
 	return errorResult("%s is cached from %s: the page was opened, but it did not register %q within %s; webmcp_list_tabs shows what the page has now",
 		name, e.URL, e.Tool.Name, h.opts.CallTimeout)
