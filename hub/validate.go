@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -35,7 +36,9 @@ type validator struct {
 type compiled struct {
 	schema *jsonschema.Schema // nil when it did not compile
 	err    error
-	broken bool // a reference cycle showed at validation: validation is off
+	// broken is set when a reference cycle showed at validation: validation
+	// is then off. Concurrent checks read it, so it is atomic.
+	broken atomic.Bool
 }
 
 // maxCachedSchemas bounds the cache; when it is full it starts afresh.
@@ -162,7 +165,7 @@ func (v *validator) check(tool, url string, schema, args []byte) string {
 		return ""
 	}
 	c, fresh := v.get(schema)
-	if c.err != nil || c.broken {
+	if c.err != nil || c.broken.Load() {
 		if fresh {
 			v.logger.Warn("a tool's inputSchema does not compile; the call goes to the page unvalidated",
 				"tool", tool, "url", url, "reason", firstLine(c.err.Error()))
@@ -178,10 +181,9 @@ func (v *validator) check(tool, url string, schema, args []byte) string {
 		return verr.Error()
 	}
 	if hasRefCycle(ve) {
-		v.mu.Lock()
-		c.broken = true
-		v.mu.Unlock()
-		v.logger.Warn("a tool's inputSchema refers to itself in a loop; its calls go to the page unvalidated", "tool", tool, "url", url)
+		if !c.broken.Swap(true) {
+			v.logger.Warn("a tool's inputSchema refers to itself in a loop; its calls go to the page unvalidated", "tool", tool, "url", url)
+		}
 		return ""
 	}
 	return describe(ve)

@@ -102,3 +102,4 @@ func TestSchemaThatDoesNotCompileIsLogged(t *testing.T) {
 		t.Errorf("logged %d times, want once", n)
 	}
 }
+
