@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,23 +25,48 @@ type openingBrowser struct {
 	*fakeBrowser
 	onOpen  func(url, tab string)
 	failFor int // the first failFor opens fail
+	// failInTab makes a failed open return its tab with the error, as
+	// cdp.Browser.Open does when the page does not load.
+	failInTab bool
 
 	mu     sync.Mutex
 	opened []string
+	closed []string // tabs closed through CloseTab
 }
 
 func (b *openingBrowser) Open(_ context.Context, url string) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.opened = append(b.opened, url)
+	tab := fmt.Sprintf("opened-%d", len(b.opened))
 	if len(b.opened) <= b.failFor {
+		if b.failInTab {
+			return tab, errors.New("the page did not load")
+		}
 		return "", errors.New("the browser is busy")
 	}
-	tab := fmt.Sprintf("opened-%d", len(b.opened))
 	if b.onOpen != nil {
 		go b.onOpen(url, tab)
 	}
 	return tab, nil
+}
+
+// CloseTab implements hub.TabCloser. It fails when ctx has ended, as a
+// browser would.
+func (b *openingBrowser) CloseTab(ctx context.Context, tab string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = append(b.closed, tab)
+	return nil
+}
+
+func (b *openingBrowser) closes() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.closed...)
 }
 
 func (b *openingBrowser) opens() []string {
@@ -375,6 +401,16 @@ func TestUnwritableStateDirIsNotFatal(t *testing.T) {
 type stallingOpener struct {
 	*fakeBrowser
 	started chan struct{}
+	closed  chan string // the tabs closed
+}
+
+// CloseTab implements hub.TabCloser; it fails when ctx has ended.
+func (b *stallingOpener) CloseTab(ctx context.Context, tab string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.closed <- tab
+	return nil
 }
 
 func (b *stallingOpener) Open(ctx context.Context, _ string) (string, error) {
@@ -396,7 +432,7 @@ func TestCachedCallSharerWithAShortDeadline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := &stallingOpener{fakeBrowser: &fakeBrowser{}, started: make(chan struct{}, 1)}
+			b := &stallingOpener{fakeBrowser: &fakeBrowser{}, started: make(chan struct{}, 1), closed: make(chan string, 1)}
 			h := hub.New(b, hub.Options{CallTimeout: 300 * time.Millisecond})
 			h.Update(mkDoc("a", "A", origin), []core.Tool{cachedTool("find")}, nil)
 			h.TabClosed("A")
@@ -425,6 +461,45 @@ func TestCachedCallSharerWithAShortDeadline(t *testing.T) {
 			}
 			if n := b.count(); n != 0 {
 				t.Errorf("the browser ran %d calls, want none", n)
+			}
+			select {
+			case tab := <-b.closed:
+				if tab != "stalled" {
+					t.Errorf("closed tab %q, want the stalled one", tab)
+				}
+			default:
+				t.Error("the tab whose page did not load in time was left open")
+			}
+		})
+	}
+}
+
+func TestFailedOpensCloseTheirTabs(t *testing.T) {
+	tests := []struct {
+		name       string
+		failFor    int
+		failInTab  bool
+		wantOK     bool
+		wantClosed []string
+	}{
+		{"a page that loads on the third try", 2, true, true, []string{"opened-1", "opened-2"}},
+		{"a page that never loads", 100, true, false, []string{"opened-1", "opened-2", "opened-3"}},
+		{"opens that fail without a tab", 2, false, true, nil},
+		{"an open that works at once", 0, true, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &openingBrowser{fakeBrowser: &fakeBrowser{}, failFor: tt.failFor, failInTab: tt.failInTab}
+			h := hub.New(b, hub.Options{CallTimeout: 10 * time.Second})
+			b.onOpen = loadPage(h, 0, cachedTool("find"))
+			h.Update(mkDoc("a", "A", origin), []core.Tool{cachedTool("find")}, nil)
+			h.TabClosed("A")
+			r := h.Call(context.Background(), site+"_find", json.RawMessage(`{"q":"x"}`))
+			if r.IsError == tt.wantOK {
+				t.Errorf("result %v %q, want ok %v", r.IsError, text(t, r), tt.wantOK)
+			}
+			if got := b.closes(); !slices.Equal(got, tt.wantClosed) {
+				t.Errorf("closed %q, want %q", got, tt.wantClosed)
 			}
 		})
 	}

@@ -239,7 +239,12 @@ func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args js
 		name, e.URL, e.Tool.Name, h.opts.CallTimeout)
 }
 
-// openPage opens url, trying up to three times with backoff.
+// closeTabTimeout bounds the closing of a tab the hub opened and will not
+// use.
+const closeTabTimeout = 5 * time.Second
+
+// openPage opens url, trying up to three times with backoff. A failed
+// attempt that still made a tab gets it closed.
 func (h *Hub) openPage(ctx context.Context, opener Opener, url string) (string, error) {
 	var err error
 	backoff := 250 * time.Millisecond
@@ -250,14 +255,35 @@ func (h *Hub) openPage(ctx context.Context, opener Opener, url string) (string, 
 			return id, nil
 		}
 		h.logger.Info("opening the page of a cached tool failed", "url", url, "attempt", attempt+1, "err", err)
+		if id != "" {
+			h.closeTab(ctx, id)
+		}
+		timer := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return "", fmt.Errorf("opening %s: %w", url, err)
-		case <-time.After(backoff):
+		case <-timer.C:
 		}
 		backoff *= 2
 	}
 	return "", fmt.Errorf("opening %s: %w", url, err)
+}
+
+// closeTab closes a tab the hub opened and will not use, when the browser
+// can. It runs on a fresh short context: the call's may have ended, which
+// is often why the tab is not used.
+func (h *Hub) closeTab(ctx context.Context, tab string) {
+	c, ok := h.browser.(TabCloser)
+	if !ok {
+		h.logger.Info("leaving open a tab whose page did not load: this browser cannot close tabs", "tab", tab)
+		return
+	}
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTabTimeout)
+	defer cancel()
+	if err := c.CloseTab(closeCtx, tab); err != nil {
+		h.logger.Warn("cannot close a tab whose page did not load", "tab", tab, "err", err)
+	}
 }
 
 // waitCandidate waits up to d for a live document with the tool of entry

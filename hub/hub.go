@@ -26,6 +26,14 @@ type Opener interface {
 	Open(ctx context.Context, url string) (string, error)
 }
 
+// TabCloser is what the hub needs from a browser to close a tab it opened
+// and will not use (Open failed but made a tab, such as one whose page did
+// not load). A Browser that does not implement it leaves such tabs open.
+// *cdp.Browser implements it.
+type TabCloser interface {
+	CloseTab(ctx context.Context, tab string) error
+}
+
 // Options configures a Hub. Zero values take the defaults.
 type Options struct {
 	// CallTimeout bounds one tool call (default 30 s). For a cached tool it

@@ -102,4 +102,3 @@ func TestSchemaThatDoesNotCompileIsLogged(t *testing.T) {
 		t.Errorf("logged %d times, want once", n)
 	}
 }
-
