@@ -5,7 +5,8 @@
 // The hub knows nothing of CDP. A browser reports into it (Update, DropDoc,
 // TabOpened, TabClosed, SetActive) and the hub calls back into the browser
 // through the small Browser interface (and Opener, to reopen the page of a
-// cached tool), so it is tested with a fake browser.
+// cached tool, and TabCloser, to close a tab it opened and will not use), so
+// it is tested with a fake browser.
 //
 // Beyond naming and routing, the hub applies the policies that treat pages
 // as untrusted: per-document limits and a per-tab registration rate
