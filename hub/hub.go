@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
+	"golang.org/x/time/rate"
 )
 
 // Browser is what the hub needs from a browser.
@@ -140,7 +141,7 @@ type tab struct {
 	inflight chan struct{}
 
 	url, title string
-	bucket     bucket          // registrations of new tool names
+	budget     *rate.Limiter   // registrations of new tool names (newRegistrationBudget)
 	known      map[string]bool // entryIDs registered in this tab
 	refused    map[string]bool // refusals logged for this tab
 }

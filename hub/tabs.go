@@ -29,7 +29,8 @@ func (h *Hub) tabLocked(id string) *tab {
 	for used[n] {
 		n++
 	}
-	t := &tab{id: id, n: n, inflight: make(chan struct{}, h.opts.MaxInflightPerTab), known: map[string]bool{}, refused: map[string]bool{}}
+	t := &tab{id: id, n: n, inflight: make(chan struct{}, h.opts.MaxInflightPerTab),
+		budget: newRegistrationBudget(h.opts.Limits.RegistrationsPerMinute), known: map[string]bool{}, refused: map[string]bool{}}
 	h.tabs[id] = t
 	return t
 }

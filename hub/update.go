@@ -117,7 +117,7 @@ func (h *Hub) admitLocked(t *tab, d core.Source, tools []core.Tool) []core.Tool 
 	if len(fresh) == 0 {
 		return out
 	}
-	got := t.bucket.take(len(fresh), l.RegistrationsPerMinute, time.Now())
+	got := takeUpTo(t.budget, len(fresh), time.Now())
 	refused := make(map[string]bool, len(fresh)-got)
 	for i, id := range fresh {
 		if i < got {
