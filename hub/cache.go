@@ -62,11 +62,23 @@ func (h *Hub) markDirtyLocked() {
 const minSaveGap = 50 * time.Millisecond
 
 // saveLoop writes the state file until it is up to date, then closes done.
+// Writes after the first wait saveGap, unless Close asks for them at once.
 func (h *Hub) saveLoop(done chan struct{}) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
 		h.mu.Lock()
 		if !h.dirty {
 			h.saving = nil
+			h.flushNow = false
+			select {
+			case <-h.kick:
+			default:
+			}
 			close(done)
 			h.mu.Unlock()
 			return
@@ -86,10 +98,20 @@ func (h *Hub) saveLoop(done chan struct{}) {
 		}
 		h.mu.Lock()
 		h.saveErr = err
-		again := h.dirty
+		wait := h.dirty && !h.flushNow
 		h.mu.Unlock()
-		if again {
-			time.Sleep(minSaveGap)
+		if !wait {
+			continue
+		}
+		if timer == nil {
+			timer = time.NewTimer(h.saveGap)
+		} else {
+			timer.Reset(h.saveGap)
+		}
+		select {
+		case <-timer.C:
+		case <-h.kick:
+			timer.Stop()
 		}
 	}
 }

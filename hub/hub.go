@@ -101,11 +101,16 @@ type Hub struct {
 	dirty   bool                   // the cache differs from the state file
 	saving  chan struct{}          // closed when the running writer ends; nil when none runs
 	saveErr error                  // the last write's error
-	opening map[string]*opening    // cached tools whose page is being opened
-	active  string
-	seq     uint64
-	version uint64
-	changed chan struct{} // closed and replaced on every change
+	saveGap time.Duration          // spaces the writes (minSaveGap; tests change it)
+	// flushNow, set by Close, has the running writer skip the gap; kick
+	// (capacity 1) wakes it from the gap. Both are reset when it ends.
+	flushNow bool
+	kick     chan struct{}
+	opening  map[string]*opening // cached tools whose page is being opened
+	active   string
+	seq      uint64
+	version  uint64
+	changed  chan struct{} // closed and replaced on every change
 	// watchers and callWatchers are the subscriptions (see Watch).
 	watchers     map[*watcher]struct{}
 	callWatchers map[*callWatcher]struct{}
@@ -199,6 +204,8 @@ func New(b Browser, opts Options) *Hub {
 		names:     newNames(),
 		cache:     make(map[string]*cacheEntry),
 		opening:   make(map[string]*opening),
+		saveGap:   minSaveGap,
+		kick:      make(chan struct{}, 1),
 		changed:   make(chan struct{}),
 
 		watchers:     make(map[*watcher]struct{}),
@@ -227,12 +234,20 @@ func New(b Browser, opts Options) *Hub {
 	return h
 }
 
-// Close waits until the state file is up to date and returns the error of
-// the last write, if it failed. The hub stays usable.
+// Close has the state file written now, without waiting out the gap that
+// spaces writes, waits until it is up to date, and returns the error of the
+// last write, if it failed. The hub stays usable.
 func (h *Hub) Close() error {
 	for {
 		h.mu.Lock()
 		done, err := h.saving, h.saveErr
+		if done != nil {
+			h.flushNow = true
+			select {
+			case h.kick <- struct{}{}:
+			default:
+			}
+		}
 		h.mu.Unlock()
 		if done == nil {
 			return err
