@@ -21,6 +21,11 @@ func errorResult(format string, args ...any) core.Outcome {
 // Call runs the routed tool name with the arguments (a JSON object, or empty
 // for none). Every failure is a result with IsError set, worded for the model.
 func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) core.Outcome {
+	watchers := h.callWatchers.load()
+	if len(watchers) == 0 {
+		tabN := 0
+		return h.call(ctx, name, args, &tabN)
+	}
 	start := time.Now()
 	tabN := 0
 	res := h.call(ctx, name, args, &tabN)
@@ -31,14 +36,12 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) core.
 			rec.Error = rec.Error[:200]
 		}
 	}
-	h.mu.Lock()
-	for w := range h.callWatchers {
+	for _, w := range watchers {
 		select {
 		case w.ch <- rec:
 		default:
 		}
 	}
-	h.mu.Unlock()
 	return res
 }
 

@@ -86,7 +86,10 @@ type Hub struct {
 	opts      Options
 	logger    *slog.Logger
 	validator *validator
-	store     *stateStore // nil without a state directory
+	// callWatchers are the subscriptions to call records (see WatchCalls),
+	// outside the catalog's lock.
+	callWatchers callWatchers
+	store        *stateStore // nil without a state directory
 
 	mu      sync.Mutex
 	tabs    map[string]*tab
@@ -111,10 +114,9 @@ type Hub struct {
 	seq      uint64
 	version  uint64
 	changed  chan struct{} // closed and replaced on every change
-	// watchers and callWatchers are the subscriptions (see Watch).
-	watchers     map[*watcher]struct{}
-	callWatchers map[*callWatcher]struct{}
-	denied       map[string]bool // origins whose denial was logged
+	// watchers are the subscriptions to changes (see Watch).
+	watchers map[*watcher]struct{}
+	denied   map[string]bool // origins whose denial was logged
 	// refusals keeps the last refusals, for the status page and CI mode.
 	refusals refusalLog
 	// plainFrame is, per tab and tool, the frame that holds the tab-level
@@ -208,9 +210,8 @@ func New(b Browser, opts Options) *Hub {
 		kick:      make(chan struct{}, 1),
 		changed:   make(chan struct{}),
 
-		watchers:     make(map[*watcher]struct{}),
-		callWatchers: make(map[*callWatcher]struct{}),
-		denied:       make(map[string]bool),
+		watchers: make(map[*watcher]struct{}),
+		denied:   make(map[string]bool),
 
 		plainFrame: make(map[string]string),
 	}
