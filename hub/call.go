@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
@@ -65,11 +66,14 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, tabN 
 	if !ok {
 		return errorResult("no open page has a tool named %q: its tab may have closed or navigated away; list the tools again (webmcp_list_tools)", name)
 	}
-	tool, url := e.Tool.tool(), e.URL
+	var schema *compiled
+	tool, url := e.Tool.Name, e.URL
 	if live {
-		tool, url = c.doc.tools[c.tool], c.doc.URL
+		schema, tool, url = c.doc.schemas[c.tool], c.tool, c.doc.URL
+	} else {
+		schema, _ = h.validator.entry(e.Tool.InputSchema)
 	}
-	if reason := h.validator.check(tool.Name, url, tool.InputSchema, args); reason != "" {
+	if reason := h.validator.check(tool, url, schema, args); reason != "" {
 		return errorResult("the arguments do not fit the inputSchema of %s, so the page was not called: %s", name, reason)
 	}
 	if live {
@@ -93,9 +97,17 @@ func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args
 	}
 	callCtx, cancel := context.WithTimeoutCause(budget, h.opts.CallTimeout, errCallTimeout)
 	defer cancel()
-	start := time.Now()
+	// The debug line costs the clock and its arguments: pay only when it
+	// is written.
+	debug := h.logger.Enabled(ctx, slog.LevelDebug)
+	var start time.Time
+	if debug {
+		start = time.Now()
+	}
 	out, err := h.browser.Invoke(callCtx, c.doc.Key, c.tool, args)
-	h.logger.Debug("tool call", "name", name, "tab", t.n, "took", time.Since(start), "err", err)
+	if debug {
+		h.logger.Debug("tool call", "name", name, "tab", t.n, "took", time.Since(start), "err", err)
+	}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled):

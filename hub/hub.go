@@ -158,8 +158,9 @@ type tab struct {
 type doc struct {
 	core.Source
 	tools   map[string]core.Tool
-	updated uint64 // the hub's sequence number of the update that made it
-	born    uint64 // the sequence number of the document's first update
+	schemas map[string]*compiled // the tools' input schemas, by tool name (none for no schema)
+	updated uint64               // the hub's sequence number of the update that made it
+	born    uint64               // the sequence number of the document's first update
 }
 
 type candidate struct {

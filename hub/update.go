@@ -62,7 +62,7 @@ func (h *Hub) Update(d core.Source, tools []core.Tool, refused []core.Refusal) {
 	// Every update counts as the page updating its tools: site-level names
 	// go to the document that updated most recently.
 	h.seq++
-	nd := &doc{Source: d, tools: make(map[string]core.Tool, len(admitted)), updated: h.seq, born: h.seq}
+	nd := &doc{Source: d, tools: make(map[string]core.Tool, len(admitted)), schemas: make(map[string]*compiled), updated: h.seq, born: h.seq}
 	if old != nil {
 		nd.born = old.born
 	}
@@ -74,7 +74,9 @@ func (h *Hub) Update(d core.Source, tools []core.Tool, refused []core.Refusal) {
 		}
 		nd.tools[tl.Name] = tl
 		h.cacheToolLocked(d, tl, dirty)
-		h.validator.prepare(tl.Name, d.URL, tl.InputSchema)
+		if c := h.validator.prepare(tl.Name, d.URL, tl.InputSchema); c != nil {
+			nd.schemas[tl.Name] = c
+		}
 	}
 	h.docs[d.Key] = nd
 	h.holdLocked(nd, dirty)
