@@ -175,11 +175,13 @@ func (h *Hub) whatHappened(c candidate) int {
 }
 
 // opening is a cached tool's page being opened; callers of the same tool
-// share it.
+// share it. It runs on its own goroutine, bounded by the call timeout, so a
+// caller that gives up fails it for no one else.
 type opening struct {
-	done chan struct{} // closed once tab or err is set
-	tab  string
-	err  error
+	done  chan struct{} // closed once tab and err are set
+	tab   string
+	err   error
+	users int // the calls that wait on it or use its page; guarded by Hub.mu
 }
 
 // cachedAttempts is how often a cached call looks for its tool.
@@ -198,22 +200,24 @@ func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args js
 	defer cancel()
 	id := entryID(e.Origin, e.Tool.Name)
 
+	// Callers that come while others wait on the page or call into it
+	// share its opening; the last one to leave forgets it.
 	h.mu.Lock()
 	op, shared := h.opening[id]
 	if !shared {
 		op = &opening{done: make(chan struct{})}
 		h.opening[id] = op
+		go h.openShared(ctx, op, opener, e.URL)
 	}
+	op.users++
 	h.mu.Unlock()
-	if !shared {
-		defer func() {
-			h.mu.Lock()
+	defer func() {
+		h.mu.Lock()
+		if op.users--; op.users == 0 && h.opening[id] == op {
 			delete(h.opening, id)
-			h.mu.Unlock()
-		}()
-		op.tab, op.err = h.openPage(budget, opener, e.URL)
-		close(op.done)
-	}
+		}
+		h.mu.Unlock()
+	}()
 	// op.tab and op.err are written before op.done is closed: read them
 	// only after it is. A caller whose budget ends first leaves them alone.
 	select {
@@ -252,6 +256,16 @@ func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args js
 	}
 	return errorResult("%s is cached from %s: the page was opened, but it did not register %q within %s; webmcp_list_tabs shows what the page has now",
 		name, e.URL, e.Tool.Name, h.opts.CallTimeout)
+}
+
+// openShared opens the page of an opening, on a context of its own (the
+// first caller's values, not its end) bounded by the call timeout, then
+// sets the outcome and closes done.
+func (h *Hub) openShared(ctx context.Context, op *opening, opener Opener, url string) {
+	openCtx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), h.opts.CallTimeout, errCallTimeout)
+	defer cancel()
+	op.tab, op.err = h.openPage(openCtx, opener, url)
+	close(op.done)
 }
 
 // closeTabTimeout bounds the closing of a tab the hub opened and will not
