@@ -287,6 +287,9 @@ func (h *Hub) openPage(ctx context.Context, opener Opener, url string) (string, 
 		if id != "" {
 			h.closeTab(ctx, id)
 		}
+		if attempt == cachedAttempts-1 {
+			break // no wait after the last attempt
+		}
 		timer := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
