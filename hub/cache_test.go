@@ -24,23 +24,48 @@ type openingBrowser struct {
 	*fakeBrowser
 	onOpen  func(url, tab string)
 	failFor int // the first failFor opens fail
+	// failInTab makes a failed open return its tab with the error, as
+	// cdp.Browser.Open does when the page does not load.
+	failInTab bool
 
 	mu     sync.Mutex
 	opened []string
+	closed []string // tabs closed through CloseTab
 }
 
 func (b *openingBrowser) Open(_ context.Context, url string) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.opened = append(b.opened, url)
+	tab := fmt.Sprintf("opened-%d", len(b.opened))
 	if len(b.opened) <= b.failFor {
+		if b.failInTab {
+			return tab, errors.New("the page did not load")
+		}
 		return "", errors.New("the browser is busy")
 	}
-	tab := fmt.Sprintf("opened-%d", len(b.opened))
 	if b.onOpen != nil {
 		go b.onOpen(url, tab)
 	}
 	return tab, nil
+}
+
+// CloseTab implements hub.TabCloser. It fails when ctx has ended, as a
+// browser would.
+func (b *openingBrowser) CloseTab(ctx context.Context, tab string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = append(b.closed, tab)
+	return nil
+}
+
+func (b *openingBrowser) closes() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.closed...)
 }
 
 func (b *openingBrowser) opens() []string {

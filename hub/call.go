@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
@@ -21,6 +22,11 @@ func errorResult(format string, args ...any) core.Outcome {
 // Call runs the routed tool name with the arguments (a JSON object, or empty
 // for none). Every failure is a result with IsError set, worded for the model.
 func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) core.Outcome {
+	watchers := h.callWatchers.load()
+	if len(watchers) == 0 {
+		tabN := 0
+		return h.call(ctx, name, args, &tabN)
+	}
 	start := time.Now()
 	tabN := 0
 	res := h.call(ctx, name, args, &tabN)
@@ -31,14 +37,12 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) core.
 			rec.Error = rec.Error[:200]
 		}
 	}
-	h.mu.Lock()
-	for w := range h.callWatchers {
+	for _, w := range watchers {
 		select {
 		case w.ch <- rec:
 		default:
 		}
 	}
-	h.mu.Unlock()
 	return res
 }
 
@@ -62,11 +66,14 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, tabN 
 	if !ok {
 		return errorResult("no open page has a tool named %q: its tab may have closed or navigated away; list the tools again (webmcp_list_tools)", name)
 	}
-	tool, url := e.Tool.tool(), e.URL
+	var schema *compiled
+	tool, url := e.Tool.Name, e.URL
 	if live {
-		tool, url = c.doc.tools[c.tool], c.doc.URL
+		schema, tool, url = c.doc.schemas[c.tool], c.tool, c.doc.URL
+	} else {
+		schema, _ = h.validator.entry(e.Tool.InputSchema)
 	}
-	if reason := h.validator.check(tool.Name, url, tool.InputSchema, args); reason != "" {
+	if reason := h.validator.check(tool, url, schema, args); reason != "" {
 		return errorResult("the arguments do not fit the inputSchema of %s, so the page was not called: %s", name, reason)
 	}
 	if live {
@@ -90,9 +97,17 @@ func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args
 	}
 	callCtx, cancel := context.WithTimeoutCause(budget, h.opts.CallTimeout, errCallTimeout)
 	defer cancel()
-	start := time.Now()
+	// The debug line costs the clock and its arguments: pay only when it
+	// is written.
+	debug := h.logger.Enabled(ctx, slog.LevelDebug)
+	var start time.Time
+	if debug {
+		start = time.Now()
+	}
 	out, err := h.browser.Invoke(callCtx, c.doc.Key, c.tool, args)
-	h.logger.Debug("tool call", "name", name, "tab", t.n, "took", time.Since(start), "err", err)
+	if debug {
+		h.logger.Debug("tool call", "name", name, "tab", t.n, "took", time.Since(start), "err", err)
+	}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled):
@@ -160,11 +175,13 @@ func (h *Hub) whatHappened(c candidate) int {
 }
 
 // opening is a cached tool's page being opened; callers of the same tool
-// share it.
+// share it. It runs on its own goroutine, bounded by the call timeout, so a
+// caller that gives up fails it for no one else.
 type opening struct {
-	done chan struct{} // closed once tab or err is set
-	tab  string
-	err  error
+	done  chan struct{} // closed once tab and err are set
+	tab   string
+	err   error
+	users int // the calls that wait on it or use its page; guarded by Hub.mu
 }
 
 // cachedAttempts is how often a cached call looks for its tool.
@@ -183,32 +200,42 @@ func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args js
 	defer cancel()
 	id := entryID(e.Origin, e.Tool.Name)
 
+	// Callers that come while others wait on the page or call into it
+	// share its opening; the last one to leave forgets it.
 	h.mu.Lock()
 	op, shared := h.opening[id]
 	if !shared {
 		op = &opening{done: make(chan struct{})}
 		h.opening[id] = op
+		go h.openShared(ctx, op, opener, e.URL)
 	}
+	op.users++
 	h.mu.Unlock()
-	if !shared {
-		defer func() {
-			h.mu.Lock()
+	defer func() {
+		h.mu.Lock()
+		if op.users--; op.users == 0 && h.opening[id] == op {
 			delete(h.opening, id)
-			h.mu.Unlock()
-		}()
-		op.tab, op.err = h.openPage(budget, opener, e.URL)
-		close(op.done)
-	}
+		}
+		h.mu.Unlock()
+	}()
+	// op.tab and op.err are written before op.done is closed: read them
+	// only after it is. A caller whose budget ends first leaves them alone.
 	select {
 	case <-op.done:
 	case <-budget.Done():
 	}
-	if op.err != nil && ctx.Err() == nil {
-		return errorResult("%s is cached from %s, and opening that page failed: %v", name, e.URL, op.err)
+	opened, tabID := false, ""
+	select {
+	case <-op.done: // preferred when both are ready, as for the opener itself
+		if op.err != nil && ctx.Err() == nil {
+			return errorResult("%s is cached from %s, and opening that page failed: %v", name, e.URL, op.err)
+		}
+		opened, tabID = op.err == nil, op.tab
+	default:
 	}
 	wait := 2 * time.Second
-	for attempt := 0; attempt < cachedAttempts && budget.Err() == nil; attempt++ {
-		c, found := h.waitCandidate(budget, id, op.tab, wait)
+	for attempt := 0; opened && attempt < cachedAttempts && budget.Err() == nil; attempt++ {
+		c, found := h.waitCandidate(budget, id, tabID, wait)
 		wait *= 2
 		if !found {
 			continue
@@ -224,12 +251,29 @@ func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args js
 		return errorResult("the call to %s was cancelled by the client", name)
 	case ctx.Err() != nil:
 		return errorResult("the client's deadline passed before the page of %s (%s) registered it", name, e.URL)
+	case !opened:
+		return errorResult("%s is cached from %s, and that page did not open within %s", name, e.URL, h.opts.CallTimeout)
 	}
 	return errorResult("%s is cached from %s: the page was opened, but it did not register %q within %s; webmcp_list_tabs shows what the page has now",
 		name, e.URL, e.Tool.Name, h.opts.CallTimeout)
 }
 
-// openPage opens url, trying up to three times with backoff.
+// openShared opens the page of an opening, on a context of its own (the
+// first caller's values, not its end) bounded by the call timeout, then
+// sets the outcome and closes done.
+func (h *Hub) openShared(ctx context.Context, op *opening, opener Opener, url string) {
+	openCtx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), h.opts.CallTimeout, errCallTimeout)
+	defer cancel()
+	op.tab, op.err = h.openPage(openCtx, opener, url)
+	close(op.done)
+}
+
+// closeTabTimeout bounds the closing of a tab the hub opened and will not
+// use.
+const closeTabTimeout = 5 * time.Second
+
+// openPage opens url, trying up to three times with backoff. A failed
+// attempt that still made a tab gets it closed.
 func (h *Hub) openPage(ctx context.Context, opener Opener, url string) (string, error) {
 	var err error
 	backoff := 250 * time.Millisecond
@@ -240,14 +284,38 @@ func (h *Hub) openPage(ctx context.Context, opener Opener, url string) (string, 
 			return id, nil
 		}
 		h.logger.Info("opening the page of a cached tool failed", "url", url, "attempt", attempt+1, "err", err)
+		if id != "" {
+			h.closeTab(ctx, id)
+		}
+		if attempt == cachedAttempts-1 {
+			break // no wait after the last attempt
+		}
+		timer := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return "", fmt.Errorf("opening %s: %w", url, err)
-		case <-time.After(backoff):
+		case <-timer.C:
 		}
 		backoff *= 2
 	}
 	return "", fmt.Errorf("opening %s: %w", url, err)
+}
+
+// closeTab closes a tab the hub opened and will not use, when the browser
+// can. It runs on a fresh short context: the call's may have ended, which
+// is often why the tab is not used.
+func (h *Hub) closeTab(ctx context.Context, tab string) {
+	c, ok := h.browser.(TabCloser)
+	if !ok {
+		h.logger.Info("leaving open a tab whose page did not load: this browser cannot close tabs", "tab", tab)
+		return
+	}
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTabTimeout)
+	defer cancel()
+	if err := c.CloseTab(closeCtx, tab); err != nil {
+		h.logger.Warn("cannot close a tab whose page did not load", "tab", tab, "err", err)
+	}
 }
 
 // waitCandidate waits up to d for a live document with the tool of entry

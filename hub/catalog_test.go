@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
@@ -17,14 +18,44 @@ import (
 
 // logBuffer collects a hub's log for tests that check what was logged.
 type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{} // closed and replaced on each write (made on demand)
 }
 
 func (l *logBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.wrote != nil {
+		close(l.wrote)
+		l.wrote = nil
+	}
 	return l.b.Write(p)
+}
+
+// waitFor waits until the log holds s, waking on each write; it fails the
+// test if that takes longer than 5 s.
+func (l *logBuffer) waitFor(t *testing.T, s string) {
+	t.Helper()
+	guard := time.NewTimer(5 * time.Second)
+	defer guard.Stop()
+	for {
+		l.mu.Lock()
+		if strings.Contains(l.b.String(), s) {
+			l.mu.Unlock()
+			return
+		}
+		if l.wrote == nil {
+			l.wrote = make(chan struct{})
+		}
+		wrote := l.wrote
+		l.mu.Unlock()
+		select {
+		case <-wrote:
+		case <-guard.C:
+			t.Fatalf("the log never said %q; log: %s", s, l.String())
+		}
+	}
 }
 
 func (l *logBuffer) String() string {

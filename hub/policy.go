@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
@@ -161,22 +163,22 @@ func objectSchema(raw json.RawMessage) (json.RawMessage, string) {
 	return nil, fmt.Sprintf("its inputSchema has type %v; MCP tools take an object", m["type"])
 }
 
-// bucket is a token bucket: capacity tokens, refilled evenly over a minute.
-type bucket struct {
-	tokens float64
-	at     time.Time
+// newRegistrationBudget returns a tab's budget of new tool names: perMinute
+// tokens, refilled evenly over a minute, with a burst of perMinute (it
+// starts full).
+func newRegistrationBudget(perMinute int) *rate.Limiter {
+	return rate.NewLimiter(rate.Limit(float64(perMinute)/60), perMinute)
 }
 
-// take removes up to n tokens at time now and returns how many it got.
-func (b *bucket) take(n, capacity int, now time.Time) int {
-	if b.at.IsZero() {
-		b.tokens = float64(capacity)
-	} else if d := now.Sub(b.at); d > 0 {
-		b.tokens = min(float64(capacity), b.tokens+d.Minutes()*float64(capacity))
+// takeUpTo removes up to n tokens from lim at time now and returns how many
+// it got: as many as there are, where rate's AllowN takes all or none.
+func takeUpTo(lim *rate.Limiter, n int, now time.Time) int {
+	// The small bias keeps a refill that should be whole (a full minute)
+	// from rounding down to one token less.
+	got := min(n, int(lim.TokensAt(now)+1e-9))
+	if got <= 0 || !lim.AllowN(now, got) {
+		return 0
 	}
-	b.at = now
-	got := min(n, int(b.tokens))
-	b.tokens -= float64(got)
 	return got
 }
 

@@ -107,27 +107,53 @@ func TestOriginPatternErrors(t *testing.T) {
 	}
 }
 
-func TestBucket(t *testing.T) {
+// budgetStep takes n names at t0+at and wants want of them.
+type budgetStep struct {
+	at   time.Duration
+	n    int
+	want int
+}
+
+func TestRegistrationBudget(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	steps := []struct {
-		at   time.Duration
-		n    int
-		want int
+	tests := []struct {
+		name      string
+		perMinute int
+		steps     []budgetStep
 	}{
-		{0, 40, 40},                  // starts full (60)
-		{0, 40, 20},                  // 20 left
-		{0, 5, 0},                    // empty
-		{30 * time.Second, 40, 30},   // half a minute refills half
-		{10 * time.Minute, 100, 60},  // never above capacity
-		{10 * time.Minute, 1, 0},     // empty again at the same moment
-		{-time.Minute, 1, 0},         // a clock going back gives nothing
-		{11 * time.Minute, 1000, 60}, // a full minute later: full
+		{"sixty a minute", 60, []budgetStep{
+			{0, 40, 40},                  // starts full (60)
+			{0, 40, 20},                  // 20 left: as many as there are
+			{0, 5, 0},                    // empty
+			{30 * time.Second, 40, 30},   // half a minute refills half
+			{10 * time.Minute, 100, 60},  // never above the burst
+			{10 * time.Minute, 1, 0},     // empty again at the same moment
+			{-time.Minute, 1, 0},         // a clock going back gives nothing
+			{11 * time.Minute, 1000, 60}, // a full minute later: full
+		}},
+		{"the default, a thousand a minute", DefaultRegistrationsPerMinute, []budgetStep{
+			{0, 5000, 1000},             // the whole burst
+			{time.Second, 100, 16},      // 1000/60 a second
+			{time.Minute, 5000, 984},    // refilled to the burst, less the 16
+			{2 * time.Minute, 1, 1},     // a name costs one
+			{2 * time.Minute, 999, 999}, // the rest
+			{3 * time.Minute, 1000, 1000},
+		}},
+		{"one a minute", 1, []budgetStep{
+			{0, 2, 1},
+			{59 * time.Second, 1, 0},
+			{time.Minute, 1, 1},
+		}},
 	}
-	var b bucket
-	for i, s := range steps {
-		if got := b.take(s.n, 60, t0.Add(s.at)); got != s.want {
-			t.Errorf("step %d: take(%d) at +%s = %d, want %d", i, s.n, s.at, got, s.want)
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lim := newRegistrationBudget(tt.perMinute)
+			for i, s := range tt.steps {
+				if got := takeUpTo(lim, s.n, t0.Add(s.at)); got != s.want {
+					t.Errorf("step %d: take(%d) at +%s = %d, want %d", i, s.n, s.at, got, s.want)
+				}
+			}
+		})
 	}
 }
 

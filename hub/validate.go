@@ -2,11 +2,13 @@ package hub
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -17,35 +19,59 @@ import (
 // validator checks call arguments against tools' input schemas (JSON Schema
 // draft 2020-12 unless the schema's $schema names another draft), with
 // github.com/santhosh-tekuri/jsonschema/v6; docs/decisions says why that
-// library. Compiled schemas are cached by their text. A schema that does not
-// compile is logged once and its tool is called without validation. The
-// validator never loads anything: a $ref or $schema outside the schema
-// itself makes the schema fail to compile.
+// library. Each schema text has one compiled entry, compiled once (in the
+// background when its tool appears, or at its first call if that comes
+// first); a document holds its tools' entries, so a call neither looks the
+// schema up nor parses it. A schema that does not compile is logged once and
+// its tool is called without validation. The validator never loads
+// anything: a $ref or $schema outside the schema itself makes the schema
+// fail to compile.
 type validator struct {
 	logger *slog.Logger
 
 	mu      sync.Mutex
-	cache   map[string]*compiled
-	pending []string        // tool, URL and schema waiting for the background compiler
-	queued  map[string]bool // the schemas in pending
-	working bool            // a background compiler runs
+	cache   map[string]*compiled // by schema text
+	pending []pendingSchema      // waiting for the background compiler
+	working bool                 // a background compiler runs
 }
 
-// compiled is the outcome of compiling one schema.
+// pendingSchema is a schema waiting to be compiled, with the first tool
+// that has it, for the log.
+type pendingSchema struct {
+	tool, url string
+	c         *compiled
+}
+
+// compiled is one schema and, once compiled, the outcome. It is safe for
+// concurrent use.
 type compiled struct {
+	text []byte
+
+	once   sync.Once
 	schema *jsonschema.Schema // nil when it did not compile
 	err    error
-	broken bool // a reference cycle showed at validation: validation is off
+	// logged is set once the schema's failure to compile was logged.
+	logged atomic.Bool
+	// broken is set when a reference cycle showed at validation: validation
+	// is then off. Concurrent checks read it, so it is atomic.
+	broken atomic.Bool
 }
 
-// maxCachedSchemas bounds the cache; when it is full it starts afresh.
+// get compiles the schema the first time and returns the outcome.
+func (c *compiled) get() (*jsonschema.Schema, error) {
+	c.once.Do(func() { c.schema, c.err = compile(c.text) })
+	return c.schema, c.err
+}
+
+// maxCachedSchemas bounds the cache; when it is full it starts afresh (the
+// entries that documents hold stay good).
 const maxCachedSchemas = 4096
 
 // schemaURL is the made-up location of the schema being compiled.
 const schemaURL = "webmcp-cdp:///inputSchema.json"
 
 func newValidator(logger *slog.Logger) *validator {
-	return &validator{logger: logger, cache: make(map[string]*compiled), queued: make(map[string]bool)}
+	return &validator{logger: logger, cache: make(map[string]*compiled)}
 }
 
 // refuseLoads is the compiler's loader: it loads nothing, so a page's schema
@@ -59,70 +85,63 @@ func (refuseLoads) Load(url string) (any, error) {
 
 // compile compiles one schema, turning a panic of the library into an error
 // (the schema comes from a page).
-func compile(schema []byte) (c *compiled) {
+func compile(schema []byte) (s *jsonschema.Schema, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			c = &compiled{err: fmt.Errorf("the schema library failed on it: %v", r)}
+			s, err = nil, fmt.Errorf("the schema library failed on it: %v", r)
 		}
 	}()
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
-		return &compiled{err: fmt.Errorf("it is not JSON: %w", err)}
+		return nil, fmt.Errorf("it is not JSON: %w", err)
 	}
 	comp := jsonschema.NewCompiler()
 	comp.DefaultDraft(jsonschema.Draft2020)
 	comp.UseLoader(refuseLoads{})
 	if err := comp.AddResource(schemaURL, doc); err != nil {
-		return &compiled{err: err}
+		return nil, err
 	}
-	s, err := comp.Compile(schemaURL)
-	if err != nil {
-		return &compiled{err: err}
-	}
-	return &compiled{schema: s}
+	return comp.Compile(schemaURL)
 }
 
-// get returns the compiled schema, compiling it now if needed. The second
-// result is false when the schema was already known.
-func (v *validator) get(schema []byte) (*compiled, bool) {
-	key := string(schema)
-	v.mu.Lock()
-	c, ok := v.cache[key]
-	v.mu.Unlock()
-	if ok {
-		return c, false
+// entry returns the entry of a schema text, making it (not yet compiled)
+// if needed; nil for no schema. The second result is true when it is new.
+func (v *validator) entry(schema []byte) (*compiled, bool) {
+	if len(schema) == 0 {
+		return nil, false
 	}
-	c = compile(schema)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if old, ok := v.cache[key]; ok {
-		return old, false
+	if c, ok := v.cache[string(schema)]; ok {
+		return c, false
 	}
 	if len(v.cache) >= maxCachedSchemas {
 		clear(v.cache)
 	}
-	v.cache[key] = c
+	c := &compiled{text: schema}
+	v.cache[string(schema)] = c
 	return c, true
 }
 
-// prepare compiles schemas in the background, so that a schema that does
-// not compile is logged when its tool appears rather than at its first call.
-func (v *validator) prepare(tool, url string, schema []byte) {
-	if len(schema) == 0 {
-		return
+// prepare returns the entry of a tool's schema (nil for none) and has a
+// new one compiled in the background, so that a schema that does not
+// compile is logged when its tool appears rather than at its first call.
+func (v *validator) prepare(tool, url string, schema []byte) *compiled {
+	c, fresh := v.entry(schema)
+	if !fresh {
+		return c
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if _, ok := v.cache[string(schema)]; ok || v.queued[string(schema)] || len(v.pending) >= maxCachedSchemas {
-		return
+	if len(v.pending) >= maxCachedSchemas {
+		return c // compiled at its first call instead
 	}
-	v.queued[string(schema)] = true
-	v.pending = append(v.pending, tool+"\x00"+url+"\x00"+string(schema))
-	if v.working {
-		return
+	v.pending = append(v.pending, pendingSchema{tool: tool, url: url, c: c})
+	if !v.working {
+		v.working = true
+		go v.work()
 	}
-	v.working = true
-	go v.work()
+	return c
 }
 
 // work compiles the pending schemas, then ends.
@@ -131,26 +150,37 @@ func (v *validator) work() {
 		v.mu.Lock()
 		if len(v.pending) == 0 {
 			v.working = false
+			v.pending = nil
 			v.mu.Unlock()
 			return
 		}
-		item := v.pending[0]
+		p := v.pending[0]
+		v.pending[0] = pendingSchema{}
 		v.pending = v.pending[1:]
-		tool, rest, _ := strings.Cut(item, "\x00")
-		url, schema, _ := strings.Cut(rest, "\x00")
-		delete(v.queued, schema)
 		v.mu.Unlock()
-		if c, fresh := v.get([]byte(schema)); fresh && c.err != nil {
+		if _, err := p.c.get(); err != nil && !p.c.logged.Swap(true) {
 			v.logger.Warn("a tool's inputSchema does not compile; the tool is served, and its calls go to the page unvalidated",
-				"tool", tool, "url", url, "reason", firstLine(c.err.Error()))
+				"tool", p.tool, "url", p.url, "reason", firstLine(err.Error()))
 		}
 	}
 }
 
-// check validates args (a JSON object) against schema. It returns "" when
-// the arguments may go to the page, or the reason they may not, naming the
-// place in the arguments.
-func (v *validator) check(tool, url string, schema, args []byte) string {
+// check validates args against the schema entry c (nil for no schema). It
+// returns "" when the arguments may go to the page, or the reason they may
+// not, naming the place in the arguments. Without a schema the arguments
+// are only checked to be a JSON object, and not decoded.
+func (v *validator) check(tool, url string, c *compiled, args []byte) string {
+	if c == nil || c.broken.Load() {
+		return objectOnly(args)
+	}
+	s, err := c.get()
+	if err != nil {
+		if !c.logged.Swap(true) {
+			v.logger.Warn("a tool's inputSchema does not compile; the call goes to the page unvalidated",
+				"tool", tool, "url", url, "reason", firstLine(err.Error()))
+		}
+		return objectOnly(args)
+	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
 		return "the arguments are not JSON: " + err.Error()
@@ -158,18 +188,7 @@ func (v *validator) check(tool, url string, schema, args []byte) string {
 	if _, ok := inst.(map[string]any); !ok {
 		return "the arguments must be a JSON object"
 	}
-	if len(schema) == 0 {
-		return ""
-	}
-	c, fresh := v.get(schema)
-	if c.err != nil || c.broken {
-		if fresh {
-			v.logger.Warn("a tool's inputSchema does not compile; the call goes to the page unvalidated",
-				"tool", tool, "url", url, "reason", firstLine(c.err.Error()))
-		}
-		return ""
-	}
-	verr := validate(c.schema, inst)
+	verr := validate(s, inst)
 	if verr == nil {
 		return ""
 	}
@@ -178,13 +197,28 @@ func (v *validator) check(tool, url string, schema, args []byte) string {
 		return verr.Error()
 	}
 	if hasRefCycle(ve) {
-		v.mu.Lock()
-		c.broken = true
-		v.mu.Unlock()
-		v.logger.Warn("a tool's inputSchema refers to itself in a loop; its calls go to the page unvalidated", "tool", tool, "url", url)
+		if !c.broken.Swap(true) {
+			v.logger.Warn("a tool's inputSchema refers to itself in a loop; its calls go to the page unvalidated", "tool", tool, "url", url)
+		}
 		return ""
 	}
 	return describe(ve)
+}
+
+// objectOnly checks that args are a JSON object without decoding them; only
+// on failure are they decoded, for the reason.
+func objectOnly(args []byte) string {
+	if json.Valid(args) {
+		if t := bytes.TrimLeft(args, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+			return ""
+		}
+		return "the arguments must be a JSON object"
+	}
+	_, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err == nil {
+		err = errors.New("invalid JSON")
+	}
+	return "the arguments are not JSON: " + err.Error()
 }
 
 // validate runs the validator, turning a panic into an error.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
@@ -85,13 +84,7 @@ func TestSchemaThatDoesNotCompileIsLogged(t *testing.T) {
 	b := &fakeBrowser{}
 	h := hub.New(b, hub.Options{Logger: log.logger()})
 	h.Update(mkDoc("a", "A", origin), []core.Tool{{Name: "x", Description: "x", InputSchema: json.RawMessage(`{"type":"object","minLength":"five"}`)}}, nil)
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(log.String(), "does not compile") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no log line about the schema; log: %s", log.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	log.waitFor(t, "does not compile")
 	if !strings.Contains(log.String(), "tool=x") {
 		t.Errorf("the log line does not name the tool: %s", log.String())
 	}

@@ -1,5 +1,11 @@
 package hub
 
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
 // Subscribers get the hub's events on channels of their own: the hub never
 // calls out to them, never blocks on them, and never holds its lock while
 // they run. A subscription ends with the func that Watch or WatchCalls
@@ -42,20 +48,47 @@ type callWatcher struct {
 	ch chan CallRecord
 }
 
+// callWatchers is the set of subscribers to call records. Calls read it
+// through an atomic snapshot, so sending records never takes a lock, and
+// never the catalog's; subscribing and ending a subscription replace the
+// snapshot under a small lock of its own.
+type callWatchers struct {
+	mu   sync.Mutex
+	list atomic.Pointer[[]*callWatcher] // never modified in place
+}
+
+// load returns the current subscribers; the slice must not be modified.
+func (c *callWatchers) load() []*callWatcher {
+	if p := c.list.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (c *callWatchers) add(w *callWatcher) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	list := append(slices.Clone(c.load()), w)
+	c.list.Store(&list)
+}
+
+func (c *callWatchers) remove(w *callWatcher) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	list := slices.DeleteFunc(slices.Clone(c.load()), func(x *callWatcher) bool { return x == w })
+	c.list.Store(&list)
+}
+
 // WatchCalls returns a channel that receives a record of every finished
 // tool call, and a func that ends the subscription. The channel buffers n
 // records (at least 1); a record that finds it full is dropped, so a slow
-// subscriber loses records rather than slowing calls down.
+// subscriber loses records rather than slowing calls down. A call that
+// started before the subscription may go unrecorded, and one that was
+// finishing as it ended may still leave a record in the channel.
 func (h *Hub) WatchCalls(n int) (<-chan CallRecord, func()) {
 	w := &callWatcher{ch: make(chan CallRecord, max(n, 1))}
-	h.mu.Lock()
-	h.callWatchers[w] = struct{}{}
-	h.mu.Unlock()
-	return w.ch, func() {
-		h.mu.Lock()
-		delete(h.callWatchers, w)
-		h.mu.Unlock()
-	}
+	h.callWatchers.add(w)
+	return w.ch, func() { h.callWatchers.remove(w) }
 }
 
 // Changed returns a channel that is closed at the next change of the

@@ -1,0 +1,117 @@
+package hub
+
+import (
+	"sort"
+	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
+)
+
+// maxCachedTools bounds the cached tools kept; the longest unseen go first.
+const maxCachedTools = 1000
+
+// cacheToolLocked keeps the cached entry of a live tool up to date: a tool
+// with annotations.cache gets or refreshes its entry, another loses it.
+func (h *Hub) cacheToolLocked(d core.Source, tl core.Tool, dirty map[string]bool) {
+	id := entryID(d.Origin, tl.Name)
+	e := h.cache[id]
+	if !cacheFlag(tl) {
+		if e != nil {
+			delete(h.cache, id)
+			h.markDirtyLocked()
+		}
+		return
+	}
+	now := time.Now()
+	if e != nil && e.URL == d.URL && e.Backend == string(d.Backend) && sameTool(e.Tool.tool(), tl) {
+		if now.Sub(e.Seen) > time.Minute {
+			e.Seen = now
+			h.markDirtyLocked()
+		}
+		return
+	}
+	ne := &cacheEntry{Origin: d.Origin, URL: d.URL, Backend: string(d.Backend), Tool: saveTool(tl), Seen: now}
+	if e != nil {
+		ne.Name = e.Name
+	}
+	h.cache[id] = ne
+	if len(h.cache) > maxCachedTools {
+		var oldest string
+		for k, c := range h.cache {
+			if oldest == "" || c.Seen.Before(h.cache[oldest].Seen) {
+				oldest = k
+			}
+		}
+		delete(h.cache, oldest)
+		dirty[oldest] = true
+	}
+	h.markDirtyLocked()
+}
+
+// markDirtyLocked schedules a write of the state file.
+func (h *Hub) markDirtyLocked() {
+	h.dirty = true
+	if h.store == nil || h.saving != nil {
+		return
+	}
+	h.saving = make(chan struct{})
+	go h.saveLoop(h.saving)
+}
+
+// minSaveGap spaces the writes of the state file under a stream of changes.
+const minSaveGap = 50 * time.Millisecond
+
+// saveLoop writes the state file until it is up to date, then closes done.
+// Writes after the first wait saveGap, unless Close asks for them at once.
+func (h *Hub) saveLoop(done chan struct{}) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		h.mu.Lock()
+		if !h.dirty {
+			h.saving = nil
+			h.flushNow = false
+			select {
+			case <-h.kick:
+			default:
+			}
+			close(done)
+			h.mu.Unlock()
+			return
+		}
+		h.dirty = false
+		entries := make([]cacheEntry, 0, len(h.cache))
+		for _, e := range h.cache {
+			entries = append(entries, *e)
+		}
+		h.mu.Unlock()
+		sort.Slice(entries, func(i, j int) bool {
+			return entryID(entries[i].Origin, entries[i].Tool.Name) < entryID(entries[j].Origin, entries[j].Tool.Name)
+		})
+		err := h.store.save(entries)
+		if err != nil {
+			h.logger.Warn("cannot write the state file; cached tools will not survive a restart", "dir", h.store.dir, "err", err)
+		}
+		h.mu.Lock()
+		h.saveErr = err
+		wait := h.dirty && !h.flushNow
+		h.mu.Unlock()
+		if !wait {
+			continue
+		}
+		if timer == nil {
+			timer = time.NewTimer(h.saveGap)
+		} else {
+			timer.Reset(h.saveGap)
+		}
+		select {
+		case <-timer.C:
+		case <-h.kick:
+			timer.Stop()
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package hub
+
+import (
+	"sort"
+	"strings"
+)
+
+// TabOpened records a tab, or updates its URL and title.
+func (h *Hub) TabOpened(id, url, title string) {
+	h.mu.Lock()
+	_, known := h.tabs[id]
+	t := h.tabLocked(id)
+	if !known || t.url != url || t.title != title {
+		t.url, t.title = url, title
+		h.wakeLocked()
+	}
+	h.mu.Unlock()
+}
+
+func (h *Hub) tabLocked(id string) *tab {
+	if t, ok := h.tabs[id]; ok {
+		return t
+	}
+	used := make(map[int]bool, len(h.tabs))
+	for _, t := range h.tabs {
+		used[t.n] = true
+	}
+	n := 1
+	for used[n] {
+		n++
+	}
+	t := &tab{id: id, n: n, inflight: make(chan struct{}, h.opts.MaxInflightPerTab),
+		budget: newRegistrationBudget(h.opts.Limits.RegistrationsPerMinute), known: map[string]bool{}, refused: map[string]bool{}}
+	h.tabs[id] = t
+	return t
+}
+
+// TabClosed forgets a tab and every document in it. Its cached tools stay.
+func (h *Hub) TabClosed(id string) {
+	h.mu.Lock()
+	if _, ok := h.tabs[id]; !ok {
+		h.mu.Unlock()
+		return
+	}
+	delete(h.tabs, id)
+	dirty := map[string]bool{}
+	for k, d := range h.docs {
+		if d.Tab == id {
+			h.dropDocLocked(d, dirty, true)
+			delete(h.docs, k)
+		}
+	}
+	if h.active == id {
+		h.active = ""
+	}
+	for k := range h.plainFrame {
+		if strings.HasPrefix(k, id+"\x00") {
+			delete(h.plainFrame, k)
+		}
+	}
+	changed := h.rebuildLocked(dirty)
+	h.names.gc(nil, h.tabOpenLocked)
+	h.finish(changed)
+}
+
+// tabOpenLocked reports whether a tab is open.
+func (h *Hub) tabOpenLocked(id string) bool {
+	_, ok := h.tabs[id]
+	return ok
+}
+
+// tabEntriesLocked marks dirty the entries of the documents in a tab.
+func (h *Hub) tabEntriesLocked(tab string, dirty map[string]bool) {
+	for _, d := range h.docs {
+		if d.Tab == tab {
+			for name := range d.tools {
+				dirty[entryID(d.Origin, name)] = true
+			}
+		}
+	}
+}
+
+// SetActive records which tab the user looks at; site-level names route to
+// it first, and the provenance tags say so.
+func (h *Hub) SetActive(id string) {
+	h.mu.Lock()
+	if h.active == id {
+		h.mu.Unlock()
+		return
+	}
+	dirty := map[string]bool{}
+	h.tabEntriesLocked(h.active, dirty)
+	h.tabEntriesLocked(id, dirty)
+	h.active = id
+	h.finish(h.rebuildLocked(dirty))
+}
+
+// TabInfo describes an open tab.
+type TabInfo struct {
+	// N is the tab's number, stable for its life (the smallest free one).
+	N int `json:"tab"`
+	// ID is the browser's id for the tab.
+	ID string `json:"-"`
+	// URL and Title are the tab's.
+	URL   string `json:"url"`
+	Title string `json:"title,omitempty"`
+	// Active says the tab is the one site-level names go to first.
+	Active bool `json:"active,omitempty"`
+	// Tools are the routed names that reach this tab.
+	Tools []string `json:"tools"`
+}
+
+// Tabs lists the open tabs by number, with the routed names that reach each.
+func (h *Hub) Tabs() []TabInfo {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	byID := make(map[string]*TabInfo, len(h.tabs))
+	out := make([]*TabInfo, 0, len(h.tabs))
+	for _, t := range h.tabs {
+		ti := &TabInfo{N: t.n, ID: t.id, URL: t.url, Title: t.title, Active: t.id == h.active, Tools: []string{}}
+		byID[t.id] = ti
+		out = append(out, ti)
+	}
+	for _, rt := range h.list {
+		for _, c := range h.routes[rt.Name].cands {
+			if ti := byID[c.tab.id]; ti != nil && (len(ti.Tools) == 0 || ti.Tools[len(ti.Tools)-1] != rt.Name) {
+				ti.Tools = append(ti.Tools, rt.Name)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
+	res := make([]TabInfo, len(out))
+	for i, ti := range out {
+		res[i] = *ti
+	}
+	return res
+}
+
+// Tab returns the tab numbered n.
+func (h *Hub) Tab(n int) (TabInfo, bool) {
+	for _, ti := range h.Tabs() {
+		if ti.N == n {
+			return ti, true
+		}
+	}
+	return TabInfo{}, false
+}
+
+// TabOf returns the tab with the browser id id.
+func (h *Hub) TabOf(id string) (TabInfo, bool) {
+	for _, ti := range h.Tabs() {
+		if ti.ID == id {
+			return ti, true
+		}
+	}
+	return TabInfo{}, false
+}

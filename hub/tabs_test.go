@@ -1,0 +1,103 @@
+package hub_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+)
+
+func TestTabNumbersSmallestFreeAndStable(t *testing.T) {
+	h := hub.New(&fakeBrowser{}, hub.Options{})
+	h.Update(mkDoc("a", "A", origin), mkTools("search"), nil)
+	h.Update(mkDoc("b", "B", origin), mkTools("search"), nil)
+	wantNums := func(ids map[string]int) {
+		t.Helper()
+		for id, n := range ids {
+			ti, ok := h.TabOf(id)
+			if !ok || ti.N != n {
+				t.Errorf("TabOf(%q) = %+v, %v; want tab %d", id, ti, ok, n)
+			}
+		}
+	}
+	wantNums(map[string]int{"A": 1, "B": 2})
+
+	h.TabClosed("A")
+	if _, ok := h.TabOf("A"); ok {
+		t.Error("closed tab A is still listed")
+	}
+	if got, want := names(h), []string{site + "_search"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("after closing tab 1: names = %q, want %q", got, want)
+	}
+
+	h.TabOpened("C", origin+"/c", "C")
+	h.Update(mkDoc("c", "C", origin), mkTools("search"), nil)
+	wantNums(map[string]int{"B": 2, "C": 1})
+	want := []string{site + "_search", site + "_tab1_search", site + "_tab2_search"}
+	if got := names(h); !reflect.DeepEqual(got, want) {
+		t.Errorf("after opening tab C: names = %q, want %q", got, want)
+	}
+}
+
+func TestTabs(t *testing.T) {
+	h := hub.New(&fakeBrowser{}, hub.Options{})
+	h.TabOpened("A", origin+"/a", "Tab A")
+	h.Update(mkDoc("a", "A", origin), mkTools("search", "only_a"), nil)
+	h.Update(mkDoc("b", "B", origin), mkTools("search"), nil) // B never opened: its URL comes from the doc
+	h.TabOpened("E", "about:blank", "")                       // a tab without tools
+	h.SetActive("A")
+
+	want := []hub.TabInfo{
+		{N: 1, ID: "A", URL: origin + "/a", Title: "Tab A", Active: true, Tools: []string{site + "_only_a", site + "_search", site + "_tab1_search"}},
+		{N: 2, ID: "B", URL: origin + "/page-b", Tools: []string{site + "_search", site + "_tab2_search"}},
+		{N: 3, ID: "E", URL: "about:blank", Tools: []string{}},
+	}
+	if got := h.Tabs(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Tabs() =\n%+v\nwant\n%+v", got, want)
+	}
+
+	lookups := []struct {
+		name   string
+		get    func() (hub.TabInfo, bool)
+		wantN  int
+		wantOK bool
+	}{
+		{"Tab(2)", func() (hub.TabInfo, bool) { return h.Tab(2) }, 2, true},
+		{"Tab(1)", func() (hub.TabInfo, bool) { return h.Tab(1) }, 1, true},
+		{"Tab(9)", func() (hub.TabInfo, bool) { return h.Tab(9) }, 0, false},
+		{"TabOf(B)", func() (hub.TabInfo, bool) { return h.TabOf("B") }, 2, true},
+		{"TabOf(E)", func() (hub.TabInfo, bool) { return h.TabOf("E") }, 3, true},
+		{"TabOf(nope)", func() (hub.TabInfo, bool) { return h.TabOf("nope") }, 0, false},
+	}
+	for _, l := range lookups {
+		ti, ok := l.get()
+		if ok != l.wantOK || ti.N != l.wantN {
+			t.Errorf("%s = %+v, %v; want tab %d, %v", l.name, ti, ok, l.wantN, l.wantOK)
+		}
+		if ok && !reflect.DeepEqual(ti, want[l.wantN-1]) {
+			t.Errorf("%s = %+v, want %+v", l.name, ti, want[l.wantN-1])
+		}
+	}
+
+	// TabOpened updates the URL and title of a known tab without renumbering it.
+	h.TabOpened("B", origin+"/moved", "Moved")
+	if ti, _ := h.TabOf("B"); ti.N != 2 || ti.URL != origin+"/moved" || ti.Title != "Moved" {
+		t.Errorf("after TabOpened again, tab B = %+v", ti)
+	}
+
+	// The JSON form carries the number as "tab" and hides the browser id.
+	raw, err := json.Marshal(want[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["tab"] != float64(1) || m["active"] != true || m["ID"] != nil || m["id"] != nil {
+		t.Errorf("TabInfo JSON = %s", raw)
+	}
+}
+
+// ---- concurrency --------------------------------------------------------
