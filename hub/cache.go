@@ -58,11 +58,14 @@ func (h *Hub) markDirtyLocked() {
 	go h.saveLoop(h.saving)
 }
 
-// minSaveGap spaces the writes of the state file under a stream of changes.
-const minSaveGap = 50 * time.Millisecond
+// minSaveGap spaces the writes of the state file under a stream of changes:
+// a page that re-registers a cached tool without pause costs at most two
+// writes (each with an fsync) a second; Close writes what is left at once.
+const minSaveGap = 500 * time.Millisecond
 
 // saveLoop writes the state file until it is up to date, then closes done.
-// Writes after the first wait saveGap, unless Close asks for them at once.
+// After every write it waits saveGap before the next (so at most one write
+// per gap), unless Close asks for the rest at once.
 func (h *Hub) saveLoop(done chan struct{}) {
 	var timer *time.Timer
 	defer func() {
@@ -98,7 +101,11 @@ func (h *Hub) saveLoop(done chan struct{}) {
 		}
 		h.mu.Lock()
 		h.saveErr = err
-		wait := h.dirty && !h.flushNow
+		// Wait out the gap after every write, changes or not: a change that
+		// comes a moment after this write must not start a new writer that
+		// writes at once (a page changing a cached tool every 20 ms made
+		// about 40 writes a second that way).
+		wait := !h.flushNow
 		h.mu.Unlock()
 		if !wait {
 			continue

@@ -116,6 +116,8 @@ func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args
 			return errorResult("the client's deadline passed before %s answered", name), false
 		case errors.Is(context.Cause(callCtx), errCallTimeout):
 			return errorResult("%s did not answer within %s", name, h.opts.CallTimeout), false
+		case errors.Is(err, core.ErrPageCrashed):
+			return errorResult("%s did not finish: the page in tab %d crashed; its tools come back when it is reloaded (webmcp_reload_tab with tab %d)", name, t.n, t.n), false
 		}
 		switch h.whatHappened(c) {
 		case tabClosed:

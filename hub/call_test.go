@@ -55,6 +55,8 @@ func TestCallResults(t *testing.T) {
 		{name: "unknown name", call: "nope_search", wantError: true, wantText: `no open page has a tool named "nope_search"`},
 		{name: "invoke error", call: site + "_search", err: errors.New("the bridge broke"), wantError: true, wantText: site + "_search failed: the bridge broke"},
 		{name: "page throws", call: site + "_search", res: core.Result{Err: "boom"}, wantError: true, wantText: "boom"},
+		{name: "page crashed", call: site + "_search", err: core.ErrPageCrashed, wantError: true,
+			wantText: "the page in tab 1 crashed; its tools come back when it is reloaded (webmcp_reload_tab with tab 1)"},
 		{name: "string", call: site + "_search", res: core.Result{Kind: "string", Value: "found 3"}, wantText: "found 3"},
 		{name: "json object", call: site + "_search", res: core.Result{Kind: "json", Value: `{"sum":3}`}, wantText: `{"sum":3}`, wantStruct: map[string]any{"sum": float64(3)}},
 	}

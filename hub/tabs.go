@@ -60,6 +60,9 @@ func (h *Hub) TabClosed(id string) {
 	}
 	changed := h.rebuildLocked(dirty)
 	h.names.gc(nil, h.tabOpenLocked)
+	if !changed {
+		h.wakeLocked() // the tabs changed even if the listing did not
+	}
 	h.finish(changed)
 }
 

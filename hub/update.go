@@ -19,6 +19,7 @@ func (h *Hub) Update(d core.Source, tools []core.Tool, refused []core.Refusal) {
 			h.denied[d.Origin] = true
 			h.refusals.add(core.Refusal{Reason: core.ReasonOrigin, Tool: "*", Origin: d.Origin, URL: d.URL, Tab: d.Tab, At: time.Now(),
 				Detail: "the origin " + d.Origin + " is denied by the origin policy (--allow-origin/--deny-origin); its tools are ignored"})
+			h.wakeLocked()
 			h.logger.Info("ignoring the tools of a denied origin", "origin", d.Origin, "url", d.URL)
 		}
 		if old != nil {
@@ -165,6 +166,7 @@ func (h *Hub) refuseLocked(t *tab, d core.Source, name string, code core.Reason,
 	}
 	t.refused[k] = true
 	h.refusals.add(core.Refusal{Reason: code, Tool: name, Detail: detail, Origin: d.Origin, URL: d.URL, Tab: d.Tab, At: time.Now()})
+	h.wakeLocked() // whoever waits on Changed for refusals (CI mode) sees it now
 	h.logger.Warn("refused a tool", "tool", name, "url", d.URL, "tab", t.n, "reason", detail, "code", code)
 }
 

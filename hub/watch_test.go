@@ -101,6 +101,8 @@ func TestChanged(t *testing.T) {
 		{"tab opened", func() { h.TabOpened("A", origin+"/", "") }},
 		{"title changed", func() { h.TabOpened("A", origin+"/", "Title") }},
 		{"tools", func() { h.Update(mkDoc("a", "A", origin), mkTools("x"), nil) }},
+		{"a refusal alone", func() { h.Update(mkDoc("a", "A", origin), mkTools("x", "bad name"), nil) }},
+		{"a tab without tools closed", func() { h.TabOpened("B", origin+"/b", ""); h.TabClosed("B") }},
 	} {
 		ch := h.Changed()
 		step.do()
