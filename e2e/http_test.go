@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -194,10 +195,10 @@ func do(t *testing.T, method, url string, header http.Header, body string) (int,
 
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 
-// TestHTTPGuards: DNS rebinding (foreign Host or Origin) is refused, bodies
+// TestReliabilityHTTPGuards: DNS rebinding (foreign Host or Origin) is refused, bodies
 // are bounded, and a non-loopback address needs a token that every request
 // must then carry.
-func TestHTTPGuards(t *testing.T) {
+func TestReliabilityHTTPGuards(t *testing.T) {
 	endpoint := startHTTP(t, "launch", "--headless", "--http", "127.0.0.1:0", "--max-body-bytes", "10000")
 	jsonHdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
 	with := func(k, v string) http.Header {
@@ -225,11 +226,12 @@ func TestHTTPGuards(t *testing.T) {
 			if code != tt.wantCode {
 				t.Errorf("status %d, want %d: %.300s", code, tt.wantCode, body)
 			}
+			reliabilityRow(t, "HTTP guard: "+tt.name, fmt.Sprintf("HTTP %d", code))
 		})
 	}
 }
 
-func TestHTTPTokenOffLoopback(t *testing.T) {
+func TestReliabilityHTTPToken(t *testing.T) {
 	// Without a token, a non-loopback address is refused at start.
 	cmd, _, stderr := runRawNoWait(t, "launch", "--headless", "--http", "0.0.0.0:0")
 	if code := waitExit(t, cmd); code == 0 || !strings.Contains(stderr.String(), "set --token") {
@@ -253,6 +255,7 @@ func TestHTTPTokenOffLoopback(t *testing.T) {
 	if _, ok := c.tools()["webmcp_list_tabs"]; !ok {
 		t.Error("with the token, tools/list lacks webmcp_list_tabs")
 	}
+	reliabilityRow(t, "HTTP off loopback: no token, a wrong token, the right one", "refused at start without --token; 401, 401, served")
 }
 
 // runRawNoWait starts webmcp-cdp without waiting for it to get ready.

@@ -266,3 +266,48 @@ func TestReliabilityHTTPOrigin(t *testing.T) {
 		})
 	}
 }
+
+// TestReliabilityHTTPSlowHeaders: connections that send their request
+// line and headers at one byte every 200 ms are closed within the read
+// timeout, and a client keeps being served meanwhile.
+func TestReliabilityHTTPSlowHeaders(t *testing.T) {
+	const readTimeout = 2 * time.Second
+	endpoint := startHTTP(t, "launch", "--headless", "--http", "127.0.0.1:0", "--http-read-timeout", readTimeout.String())
+	addr := strings.TrimSuffix(strings.TrimPrefix(endpoint, "http://"), "/mcp")
+	good := httpClient(t, endpoint, "")
+	const n = 40
+	took := make(chan time.Duration, n)
+	for range n {
+		go func() {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				took <- 0
+				return
+			}
+			defer conn.Close()
+			start := time.Now()
+			head := "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\nX-Slow: " + strings.Repeat("a", 200)
+			for i := range len(head) {
+				if _, err := conn.Write([]byte{head[i]}); err != nil {
+					break
+				}
+				time.Sleep(200 * time.Millisecond) // the attacker's pace
+				if time.Since(start) > 4*readTimeout {
+					break
+				}
+			}
+			took <- time.Since(start)
+		}()
+	}
+	if _, ok := good.tools()["webmcp_list_tabs"]; !ok {
+		t.Error("the good client was not served during the slow headers")
+	}
+	var worst time.Duration
+	for range n {
+		worst = max(worst, <-took)
+	}
+	if worst > readTimeout+time.Second {
+		t.Errorf("a slow-header connection stayed open %s (read timeout %s)", worst.Round(time.Millisecond), readTimeout)
+	}
+	reliabilityRow(t, "HTTP: 40 connections sending headers at 1 byte per 200 ms", fmt.Sprintf("all closed by %s (read timeout %s); good client served", worst.Round(time.Millisecond), readTimeout))
+}
