@@ -37,6 +37,11 @@ func newAttach() *cobra.Command {
 					return err
 				}
 			}
+			if len(urls) > 0 {
+				go s.settleStartPages(ctx, s.waitTools)
+			} else {
+				s.releaseFirstList()
+			}
 			return s.run(ctx, &bf, nil, nil)
 		},
 	}

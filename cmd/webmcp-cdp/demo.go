@@ -79,6 +79,7 @@ func runDemo(ctx context.Context, w io.Writer, s *session, pageURL string) error
 	if err := s.openURLs(ctx, []string{pageURL}); err != nil {
 		return err
 	}
+	go s.settleStartPages(ctx, s.waitTools)
 	clientT, serverT := mcp.NewInMemoryTransports()
 	if _, err := s.server.MCP().Connect(ctx, serverT, nil); err != nil {
 		return fmt.Errorf("connecting the demo client: %w", err)

@@ -79,6 +79,7 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 		proc.Close()
 		return nil, usageError(err)
 	}
+	s.releaseFirstList() // CI mode settles each page itself
 	clientT, serverT := mcp.NewInMemoryTransports()
 	if _, err := s.server.MCP().Connect(ctx, serverT, nil); err != nil {
 		proc.Close()

@@ -56,6 +56,11 @@ func newLaunch() *cobra.Command {
 			if err := s.openURLs(ctx, urls); err != nil {
 				return err
 			}
+			if len(urls) > 0 {
+				go s.settleStartPages(ctx, s.waitTools)
+			} else {
+				s.releaseFirstList()
+			}
 			return s.run(ctx, &bf, proc.Exited(), proc.ExitReason)
 		},
 	}

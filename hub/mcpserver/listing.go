@@ -103,6 +103,10 @@ type ToolSetOptions struct {
 	// notification when it ends, so the last change is never left
 	// unannounced.
 	MinGap time.Duration
+	// FirstList, when set, holds the first page of every tools/list until
+	// it is closed (or the request ends), so that a client that lists once
+	// right after connecting sees the tools of the pages it was started on.
+	FirstList <-chan struct{}
 	// Logger receives the log (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -462,6 +466,13 @@ func (ts *ToolSet) list(ctx context.Context, next mcp.MethodHandler, r *mcp.List
 	cursor := ""
 	if r.Params != nil {
 		cursor = r.Params.Cursor
+	}
+	if cursor == "" && ts.opts.FirstList != nil {
+		select {
+		case <-ts.opts.FirstList:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	s, page := ts.cur.Load(), 0
 	if cursor != "" {

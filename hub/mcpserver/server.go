@@ -45,6 +45,10 @@ type Options struct {
 	// CallTimeout is how long a call, or a question to the client, may wait
 	// (default 30 s).
 	CallTimeout time.Duration
+	// FirstList, when set, holds every client's first tools/list until it
+	// is closed (see ToolSetOptions.FirstList); cmd/webmcp-cdp closes it
+	// once the start pages' tools have settled.
+	FirstList <-chan struct{}
 }
 
 // Server is an MCP server over a hub.
@@ -113,7 +117,7 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		Logger:       opts.Logger,
 	})
-	s.tools = NewToolSet(s.mcp, ToolSetOptions{Logger: opts.Logger})
+	s.tools = NewToolSet(s.mcp, ToolSetOptions{Logger: opts.Logger, FirstList: opts.FirstList})
 	go s.tools.Run(ctx)
 	s.addOwnTools()
 	changes, stopChanges := h.Watch()
