@@ -351,3 +351,16 @@ func TestUpdateDuringCall(t *testing.T) {
 		t.Errorf("the call gave %q", got)
 	}
 }
+
+func TestToolByName(t *testing.T) {
+	h := hub.New(&fakeBrowser{}, hub.Options{})
+	h.Update(mkDoc("a", "A", origin), mkTools("x", "y", "z"), nil)
+	for _, name := range []string{site + "_x", site + "_y", site + "_z"} {
+		if rt, ok := h.Tool(name); !ok || rt.Name != name {
+			t.Errorf("Tool(%q) = %q, %v", name, rt.Name, ok)
+		}
+	}
+	if _, ok := h.Tool(site + "_w"); ok {
+		t.Error("Tool found a name that is not listed")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -282,4 +283,16 @@ func (h *Hub) Tools() []RoutedTool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.Clone(h.list)
+}
+
+// Tool returns the routed tool of that name, without copying the listing.
+// Its maps are shared and must not be modified.
+func (h *Hub) Tool(name string) (RoutedTool, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i, ok := slices.BinarySearchFunc(h.list, name, func(rt RoutedTool, n string) int { return strings.Compare(rt.Name, n) })
+	if !ok {
+		return RoutedTool{}, false
+	}
+	return h.list[i], true
 }

@@ -144,20 +144,18 @@ func (s *Server) needsConfirm(name string) (bool, string) {
 	if s.opts.Confirm == "" || s.opts.Confirm == ConfirmNone {
 		return false, ""
 	}
-	for _, rt := range s.hub.Tools() {
-		if rt.Name != name {
-			continue
-		}
-		a := rt.Tool.Annotations
-		consequential, _ := a["consequentialHint"].(bool)
-		readOnly, _ := a["readOnlyHint"].(bool)
-		switch {
-		case consequential:
-			return true, "it is marked consequential"
-		case s.opts.Confirm == ConfirmWrites && !readOnly:
-			return true, "it is not marked read-only"
-		}
+	rt, ok := s.hub.Tool(name)
+	if !ok {
 		return false, ""
+	}
+	a := rt.Tool.Annotations
+	consequential, _ := a["consequentialHint"].(bool)
+	readOnly, _ := a["readOnlyHint"].(bool)
+	switch {
+	case consequential:
+		return true, "it is marked consequential"
+	case s.opts.Confirm == ConfirmWrites && !readOnly:
+		return true, "it is not marked read-only"
 	}
 	return false, ""
 }
