@@ -16,6 +16,7 @@ func TestCLI(t *testing.T) {
 		wantStderr string
 	}{
 		{name: "version", args: []string{"version"}, wantStdout: "webmcp-cdp "},
+		{name: "--version flag", args: []string{"--version"}, wantStdout: "webmcp-cdp version "},
 		{name: "polyfill", args: []string{"polyfill"}, wantStdout: "document.modelContext"},
 		{name: "bad backend", args: []string{"launch", "--backend", "magic"}, wantCode: 1, wantStderr: `--backend: unknown backend "magic": use auto, polyfill or native`},
 		{name: "bad log level", args: []string{"version", "--log-level", "loud"}, wantCode: 1, wantStderr: `--log-level "loud"`},

@@ -23,7 +23,6 @@ import (
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
 
 // exitError carries an exit code out of a command.
 type exitError struct {
@@ -99,6 +98,7 @@ func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "webmcp-cdp",
 		Short:         "Serve the WebMCP tools of web pages to MCP clients, over the Chrome DevTools Protocol",
+		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
