@@ -53,7 +53,10 @@ func newFakeSite(t *testing.T, pages map[string]*fakePage) (*fakeSite, *Session)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	f := &fakeSite{logger: logger, pages: pages, open: map[string]*fakePage{}}
 	f.h = hub.New(f, hub.Options{Logger: logger})
-	return f, &Session{Hub: f.h, Tabs: f, Settle: 30 * time.Millisecond, SettleTimeout: 2 * time.Second}
+	// The quiet period is long next to the fake page's 10 ms between its
+	// tools and its late tool, so that a loaded machine (CI runs the
+	// packages in parallel) cannot make the page look settled between them.
+	return f, &Session{Hub: f.h, Tabs: f, Settle: 200 * time.Millisecond, SettleTimeout: 2 * time.Second}
 }
 
 func (f *fakeSite) Open(_ context.Context, u string) (string, error) {
