@@ -49,7 +49,7 @@ func TestReliabilityCrashedTab(t *testing.T) {
 		res := c.call(slow, map[string]any{"ms": 20000})
 		done <- outcome{text(res), res.IsError, time.Since(start)}
 	}()
-	time.Sleep(500 * time.Millisecond) // let the call reach the page
+	time.Sleep(time.Second) // let the call reach the page (it waits 20 s there)
 	var attached target.AttachToTargetResult
 	if err := conn.Browser().Call(ctx, target.CommandAttachToTarget, &target.AttachToTargetParams{TargetID: created.TargetID, Flatten: ptrTo(true)}, &attached); err != nil {
 		t.Fatal(err)

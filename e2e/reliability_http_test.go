@@ -306,7 +306,7 @@ func TestReliabilityHTTPSlowHeaders(t *testing.T) {
 	for range n {
 		worst = max(worst, <-took)
 	}
-	if worst > readTimeout+time.Second {
+	if worst > readTimeout+2*time.Second { // the attacker notices the close at its next write
 		t.Errorf("a slow-header connection stayed open %s (read timeout %s)", worst.Round(time.Millisecond), readTimeout)
 	}
 	reliabilityRow(t, "HTTP: 40 connections sending headers at 1 byte per 200 ms", fmt.Sprintf("all closed by %s (read timeout %s); good client served", worst.Round(time.Millisecond), readTimeout))
