@@ -106,6 +106,9 @@ func (b *Browser) reportTabLocked(t *targetState, url, title string) {
 // auto-attach for out-of-process frames, WebMCP, and only then resume.
 func (b *Browser) setup(t *targetState, existing bool) {
 	defer close(t.ready)
+	if existing && t.kind == "page" && !b.opts.ReloadExisting {
+		b.logger.Warn("this tab loaded before we attached: tools it registered before now are unseen until it reloads (use --reload-existing)", "url", t.url, "target", t.targetID)
+	}
 	type step struct {
 		method string
 		params any
@@ -148,13 +151,9 @@ func (b *Browser) setup(t *targetState, existing bool) {
 			b.logger.Log(b.life, level, "a setup step failed", "target", t.targetID, "err", err)
 		}
 	}
-	if existing && t.kind == "page" {
-		if b.opts.ReloadExisting {
-			b.logger.Info("reloading a tab that loaded before we attached", "target", t.targetID)
-			t.sess.Send(page.CommandReload, &page.ReloadParams{})
-		} else {
-			b.logger.Warn("this tab loaded before we attached: tools it registered before now are unseen until it reloads (use --reload-existing)", "target", t.targetID)
-		}
+	if existing && t.kind == "page" && b.opts.ReloadExisting {
+		b.logger.Info("reloading a tab that loaded before we attached", "url", t.url, "target", t.targetID)
+		t.sess.Send(page.CommandReload, &page.ReloadParams{})
 	}
 }
 

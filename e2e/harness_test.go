@@ -68,14 +68,42 @@ type client struct {
 }
 
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{} // closed and replaced on every write
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.wrote != nil {
+		close(s.wrote)
+		s.wrote = nil
+	}
 	return s.b.Write(p)
+}
+
+// waitFor reports whether sub appears in the buffer within d, waking on
+// each write rather than polling.
+func (s *syncBuffer) waitFor(sub string, d time.Duration) bool {
+	deadline := time.After(d)
+	for {
+		s.mu.Lock()
+		if strings.Contains(s.b.String(), sub) {
+			s.mu.Unlock()
+			return true
+		}
+		if s.wrote == nil {
+			s.wrote = make(chan struct{})
+		}
+		wrote := s.wrote
+		s.mu.Unlock()
+		select {
+		case <-wrote:
+		case <-deadline:
+			return false
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {

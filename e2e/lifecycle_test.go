@@ -251,7 +251,7 @@ func TestAttach(t *testing.T) {
 	if got := c.callOK(toolWithSuffix(tools, "echo")[0], map[string]any{"text": "attached"}); got != "attached" {
 		t.Errorf("echo = %q", got)
 	}
-	if !strings.Contains(c.stderr.String(), "loaded before we attached") {
+	if !c.stderr.waitFor("loaded before we attached", 10*time.Second) {
 		t.Errorf("the log does not name the tab whose early registrations were unseen")
 	}
 	c.cs.Close()
