@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The npm packages the tests use at test time (MCP-B page servers and
+// polyfills, the TypeScript MCP client, esbuild) are pinned in
+// e2e/js/package-lock.json and installed on first use. Bundles go to temp
+// folders: no bundled third-party code is ever committed.
+var npm struct {
+	once sync.Once
+	dir  string // e2e/js, absolute
+	err  error
+	out  string
+}
+
+// npmDir installs the pinned packages (npm ci) once per test binary and
+// returns the absolute path of e2e/js, whose node_modules then holds them.
+func npmDir(t testing.TB) string {
+	t.Helper()
+	npm.once.Do(func() {
+		npm.dir, npm.err = filepath.Abs("js")
+		if npm.err != nil {
+			return
+		}
+		if _, err := os.Stat(filepath.Join(npm.dir, "node_modules", ".package-lock.json")); err == nil {
+			return
+		}
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--silent")
+		cmd.Dir = npm.dir
+		b, err := cmd.CombinedOutput()
+		npm.out, npm.err = string(b), err
+	})
+	if npm.err != nil {
+		t.Fatalf("installing the pinned npm packages in e2e/js (npm ci) failed: %v\n%s\nThese tests need Node.js and npm with the npm registry reachable.", npm.err, npm.out)
+	}
+	return npm.dir
+}
+
+// bundle writes src (an ES module that may import the pinned packages) and
+// bundles it with esbuild into an IIFE script in a temp folder; it returns
+// the bundle's contents.
+func bundle(t testing.TB, src string) string {
+	t.Helper()
+	dir := npmDir(t)
+	tmp := t.TempDir()
+	// The entry sits beside node_modules so bare imports resolve; its name
+	// is unique to this test.
+	entry, err := os.CreateTemp(dir, ".entry-*.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(entry.Name())
+	if _, err := entry.WriteString(src); err != nil {
+		t.Fatal(err)
+	}
+	entry.Close()
+	out := filepath.Join(tmp, "bundle.js")
+	cmd := exec.Command(filepath.Join(dir, "node_modules", ".bin", "esbuild"), entry.Name(),
+		"--bundle", "--format=iife", "--target=es2022", "--log-level=error", "--outfile="+out)
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("esbuild: %v\n%s", err, strings.TrimSpace(string(b)))
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestBundle: the pinned packages install and bundle into a browser script.
+func TestBundle(t *testing.T) {
+	js := bundle(t, `import { z } from "zod"; globalThis.__zodOK = z.string().parse("ok");`)
+	if !strings.Contains(js, "__zodOK") || len(js) < 1000 {
+		t.Fatalf("the bundle does not hold the entry and zod: %d bytes", len(js))
+	}
+}
