@@ -8,13 +8,49 @@
 package polyfill
 
 import (
-	_ "embed"
+	"embed"
 	"fmt"
 	"strings"
 )
 
-//go:embed webmcp.js
-var source string
+// The page script is one closure over topic files, joined in this order
+// (chromedp keeps its embedded JS beside its Go the same way). Each file
+// shares the closure's scope with the files before it, so the files are
+// not scripts on their own: CI parses and lints the joined script
+// (`webmcp-cdp polyfill`), and the browser tests run it.
+var parts = []string{
+	"intrinsics.js", // header, placeholders, captured built-ins, the install guard
+	"helpers.js",    // WebIDL conversions and small helpers
+	"registry.js",   // the per-document registry, peers, tool definitions
+	"execute.js",    // running and cancelling tools; this document's peer
+	"current.js",    // document.modelContext (the W3C draft)
+	"forms.js",      // declarative tools: <form toolname>
+	"native.js",     // observing a native document.modelContext
+	"legacy.js",     // navigator.modelContext (the older API)
+	"adopt.js",      // an older polyfill loaded after this script
+	"bridge.js",     // the frozen bridge Go holds
+}
+
+//go:embed *.js
+var files embed.FS
+
+// source is the joined page script with its placeholders still in.
+var source = join()
+
+func join() string {
+	var b strings.Builder
+	b.WriteString("(() => {\n'use strict';\n")
+	for _, name := range parts {
+		f, err := files.ReadFile(name)
+		if err != nil {
+			panic("polyfill: " + name + " is listed in parts but not embedded")
+		}
+		b.WriteString("\n// ==== " + name + " ====\n")
+		b.Write(f)
+	}
+	b.WriteString("})();\n")
+	return b.String()
+}
 
 // BridgeMarker starts the console.debug message that hands the bridge object
 // to Go; the nonce follows it.

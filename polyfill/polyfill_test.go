@@ -1,6 +1,7 @@
 package polyfill
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -61,28 +62,49 @@ func TestParseBackend(t *testing.T) {
 // running before the page or as WebIDL's own iteration of a page value. (The
 // e2e test TestReliabilityHostileBuiltins checks the behaviour in Chromium.)
 func TestScriptAvoidsReplaceableBuiltins(t *testing.T) {
-	const start = "// ---- small helpers"
-	i := strings.Index(source, start)
-	if i < 0 {
-		t.Fatalf("webmcp.js has no %q line", start)
-	}
-	line := strings.Count(source[:i], "\n") + 1
 	method := regexp.MustCompile(`\.(push|pop|shift|unshift|slice|splice|includes|indexOf|sort|map|filter|find|join|startsWith|endsWith|trim|toLowerCase|replace|then|catch|call|apply|bind|keys|values|entries|observe|disconnect|assign)\(`)
 	forOf := regexp.MustCompile(`for \((const|let|var) .* of `)
-	for n, l := range strings.Split(source[i:], "\n") {
-		code := l
-		if c := strings.Index(code, "//"); c >= 0 && !strings.Contains(code[:c], "'") && !strings.Contains(code[:c], "`") {
-			code = code[:c]
+	for _, name := range parts[1:] { // every file after intrinsics.js
+		b, err := files.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
 		}
-		at := line + n
-		if m := method.FindString(code); m != "" {
-			t.Errorf("webmcp.js:%d calls %s on a value whose prototype the page can replace: use the captured, uncurried built-in\n\t%s", at, m, strings.TrimSpace(l))
+		for n, l := range strings.Split(string(b), "\n") {
+			code := l
+			if c := strings.Index(code, "//"); c >= 0 && !strings.Contains(code[:c], "'") && !strings.Contains(code[:c], "`") {
+				code = code[:c]
+			}
+			at := fmt.Sprintf("%s:%d", name, n+1)
+			if m := method.FindString(code); m != "" {
+				t.Errorf("%s calls %s on a value whose prototype the page can replace: use the captured, uncurried built-in\n\t%s", at, m, strings.TrimSpace(l))
+			}
+			if strings.Contains(code, "[...") || strings.Contains(code, "(...") && !strings.Contains(code, "(...args)") && !strings.Contains(code, "(...a)") {
+				t.Errorf("%s spreads an array (the page can replace the array iterator)\n\t%s", at, strings.TrimSpace(l))
+			}
+			if forOf.MatchString(code) && !strings.Contains(l, "(before the page)") && !strings.Contains(l, "WebIDL") {
+				t.Errorf("%s uses for…of (the page can replace the iterators) without saying why it is safe\n\t%s", at, strings.TrimSpace(l))
+			}
 		}
-		if strings.Contains(code, "[...") || strings.Contains(code, "(...") && !strings.Contains(code, "(...args)") && !strings.Contains(code, "(...a)") {
-			t.Errorf("webmcp.js:%d spreads an array (the page can replace the array iterator)\n\t%s", at, strings.TrimSpace(l))
+	}
+}
+
+// TestPartsListed: every embedded .js file is joined, once, and
+// intrinsics.js comes first (the others use what it captures).
+func TestPartsListed(t *testing.T) {
+	entries, err := files.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]int{}
+	for _, p := range parts {
+		listed[p]++
+	}
+	for _, e := range entries {
+		if listed[e.Name()] != 1 {
+			t.Errorf("%s is embedded but listed %d times in parts", e.Name(), listed[e.Name()])
 		}
-		if forOf.MatchString(code) && !strings.Contains(l, "(before the page)") && !strings.Contains(l, "WebIDL") {
-			t.Errorf("webmcp.js:%d uses for…of (the page can replace the iterators) without saying why it is safe\n\t%s", at, strings.TrimSpace(l))
-		}
+	}
+	if len(entries) != len(parts) || parts[0] != "intrinsics.js" {
+		t.Errorf("parts = %v, embedded %d files; intrinsics.js must come first", parts, len(entries))
 	}
 }

@@ -1,6 +1,7 @@
 // ESLint flat config for the JavaScript that webmcp-cdp ships or serves:
-// polyfill/webmcp.js (injected into every document) and the fixture pages'
-// scripts under fixtures/. All of it is plain browser JavaScript loaded with
+// the page script (polyfill/*.js joined into one closure, written by .ci/run
+// to .ci/js/build/webmcp.js; the topic files are not scripts on their own)
+// and the fixture pages' scripts under fixtures/. All of it is plain browser JavaScript loaded with
 // classic <script> tags or Page.addScriptToEvaluateOnNewDocument, not
 // modules, so files are linted as scripts with the browser's globals.
 //
@@ -12,7 +13,7 @@ import globals from "globals";
 
 export default [
   {
-    files: ["polyfill/**/*.js", "fixtures/**/*.js"],
+    files: [".ci/js/build/*.js", "fixtures/**/*.js"],
     ...js.configs.recommended,
     languageOptions: {
       ecmaVersion: "latest",

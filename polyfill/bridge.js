@@ -1,0 +1,74 @@
+// ---- the bridge Go holds --------------------------------------------------
+
+const goCalls = new SafeMap(); // Go call id -> local id
+const bridge = freeze({
+  // info describes this document.
+  info() {
+    syncDoc();
+    return JSONstringify({ __proto__: null, native: hasNative, url: G.location.href, origin: G.location.origin, title: titleOf(doc) });
+  },
+  // list returns the registry as JSON. Tools over the limits are replaced
+  // by a refusal, so a page cannot make Go read megabytes per change.
+  // (The objects have no prototype and the array an own toJSON of
+  // undefined, so a toJSON the page put on Object.prototype or
+  // Array.prototype is never called.)
+  list(maxTools, maxDescription, maxSchema) {
+    syncDoc();
+    const tools = [];
+    defineProperty(tools, 'toJSON', { value: undefined });
+    let overflow = 0;
+    registry.forEach((e) => {
+      if (tools.length >= maxTools) { overflow++; return; }
+      if (e.description.length > maxDescription) {
+        ArrayPush(tools, { __proto__: null, name: StringSlice(e.name, 0, 128), refused: `its description is ${e.description.length} characters, over the limit of ${maxDescription}` });
+        return;
+      }
+      if (e.schema !== undefined && e.schema.length > maxSchema) {
+        ArrayPush(tools, { __proto__: null, name: StringSlice(e.name, 0, 128), refused: `its inputSchema is ${e.schema.length} characters of JSON, over the limit of ${maxSchema}` });
+        return;
+      }
+      let annotations;
+      if (e.annotations || e.hints) annotations = { __proto__: null, ...e.annotations, ...e.hints };
+      ArrayPush(tools, { __proto__: null, name: e.name, title: e.title === null ? '' : e.title, description: e.description, inputSchema: e.schema, annotations });
+    });
+    return JSONstringify({ __proto__: null, url: G.location.href, title: titleOf(doc), tools, overflow });
+  },
+  // call runs a tool like executeTool does (toolactivated, a real
+  // AbortSignal) and resolves with a plain object of strings, numbers and
+  // booleans ({ok, kind, value, truncated, error}) that Go reads by value:
+  // the value (a JSON string for a JSON result) is not encoded again. It
+  // is cut to maxBytes characters so a page cannot flood the connection.
+  call(name, inputJSON, callId, maxBytes) {
+    syncDoc();
+    const id = 'go:' + StringCtor(callId);
+    goCalls.set(StringCtor(callId), id);
+    return new PromiseCtor((resolve) => {
+      runLocal(StringCtor(name), StringCtor(inputJSON), id, (r) => {
+        goCalls.delete(StringCtor(callId));
+        // No prototype: resolve() would otherwise look up a then the page
+        // may have put on Object.prototype.
+        const out = { __proto__: null, ...r };
+        if (out.kind === 'navigated') {
+          out.kind = 'string';
+          out.value = 'The form was submitted; the page is navigating to show the result.';
+        }
+        if (out.ok && out.value !== undefined && out.value.length > maxBytes) {
+          out.truncated = out.value.length;
+          out.value = StringSlice(out.value, 0, maxBytes);
+        }
+        if (!out.ok && out.error.length > maxBytes) out.error = StringSlice(out.error, 0, maxBytes) + ' [cut]';
+        resolve(out);
+      });
+    });
+  },
+  // cancel aborts a call in flight: the tool's signal aborts with an
+  // AbortError and toolcancel fires.
+  cancel(callId, reason) {
+    const id = goCalls.get(StringCtor(callId));
+    if (id) cancelLocal(id, StringCtor(reason));
+  },
+});
+
+// Hand the bridge to Go. Go accepts the first marked message of each
+// execution context only, and this script runs before the page.
+call(consoleDebug, console, '__webmcp_cdp_bridge__:' + NONCE, bridge);

@@ -1,0 +1,159 @@
+// ---- the registry -------------------------------------------------------
+
+// name -> entry. An entry is
+//   {name, title (string|null), description, schema (JSON string or
+//    undefined), annotations (the four draft booleans, or undefined),
+//    hints (MCP annotations for Go, or undefined), exposed (origins),
+//    face: "current" | "legacy" | "form",
+//    execute (function) and thisArg, or form (the declarative state)}.
+// With native WebMCP it holds only what Go would run through the bridge
+// (nothing of the native API itself).
+const registry = new SafeMap();
+
+// Changes are announced to Go once per microtask: a page that registers
+// 100 tools in a loop costs one ping and one read from Go.
+let pingQueued = false;
+function pingGo() {
+  if (!ping) takeBinding();
+  if (pingQueued || !ping) return;
+  pingQueued = true;
+  queueMicro(() => {
+    pingQueued = false;
+    try { ping('changed'); } catch { /* context going away */ }
+  });
+}
+
+// changed announces a change of this document's tools: to Go, and with a
+// toolchange event at every same-origin document of the tab, in tree order
+// (draft: "notify documents of a tool change"). Cross-origin documents are
+// out of the polyfill's reach, so exposedTo only matters natively.
+function changed() {
+  pingGo();
+  if (hasNative) return;
+  queueTask(() => forEachPeer((p) => { if (p.origin === ORIGIN) p.notify(); }));
+}
+
+// The windows of this tab in tree order, from the top. Frames of other
+// origins are walked too (length and indexed access are allowed across
+// origins); their documents are not read.
+function tabWindows() {
+  const out = [];
+  const walk = (w) => {
+    if (out.length >= MAX_WINDOWS) return;
+    ArrayPush(out, w);
+    let n = 0;
+    try { n = w.length; } catch { return; }
+    for (let i = 0; i < n && out.length < MAX_WINDOWS; i++) {
+      let child = null;
+      try { child = w[i]; } catch { /* gone */ }
+      if (child) walk(child);
+    }
+  };
+  let top = G;
+  try { top = G.top || G; } catch { /* keep G */ }
+  walk(top);
+  return out;
+}
+
+// The peer of a window: the object another instance of this script left
+// on its document, or null (cross-origin, insecure, or not ours).
+function peerOf(w) {
+  try {
+    const d = w.document;
+    if (d && !hasOwn(d, GUARD)) tryCall(() => d.modelContext); // lets that window's copy catch up (syncDoc)
+    const desc = d && getOwnPropertyDescriptor(d, GUARD);
+    const p = desc && desc.value;
+    return p && typeof p === 'object' && typeof p.list === 'function' ? p : null;
+  } catch {
+    return null;
+  }
+}
+function forEachPeer(fn) {
+  const windows = tabWindows();
+  for (let i = 0; i < windows.length; i++) {
+    const w = windows[i];
+    const p = peerOf(w);
+    if (p) tryCall(fn, p, w);
+  }
+}
+
+// ---- tool definitions (WebIDL dictionary conversion) ----------------------
+
+// The draft's ToolAnnotations; any other annotation (MCP's title,
+// destructiveHint, idempotentHint, openWorldHint, webmcp-cdp's cache, …)
+// rides along to Go as a "hint" when its value is a boolean, a number or a
+// short string, but getTools() drops it, as WebIDL does.
+const DRAFT_HINTS = ['consequentialHint', 'debugging', 'readOnlyHint', 'untrustedContentHint'];
+const MAX_HINTS = 16;
+
+// convertTool reads a ModelContextTool the way WebIDL does: members in
+// lexicographic order, each read once and converted at once. It throws the
+// TypeErrors of the conversion.
+function convertTool(tool, what) {
+  if (tool === undefined || tool === null) tool = {};
+  else if (!isObject(tool)) throw new TypeError(`${what}: the tool is not an object`);
+  let annotations;
+  let hints;
+  const a = tool.annotations;
+  if (a !== undefined) {
+    if (a !== null && !isObject(a)) throw new TypeError(`${what}: annotations is not an object`);
+    const src = a || {};
+    annotations = {
+      consequentialHint: !!src.consequentialHint,
+      debugging: !!src.debugging,
+      readOnlyHint: !!src.readOnlyHint,
+      untrustedContentHint: !!src.untrustedContentHint,
+    };
+    let n = 0;
+    const ks = ObjectKeys(src);
+    for (let i = 0; i < ks.length; i++) {
+      const k = ks[i];
+      if (ArrayIncludes(DRAFT_HINTS, k) || n >= MAX_HINTS || k.length > 64) continue;
+      const v = src[k];
+      if (typeof v === 'boolean' || typeof v === 'number' || (typeof v === 'string' && v.length <= 256)) {
+        hints = hints || {};
+        hints[k] = v;
+        n++;
+      }
+    }
+  }
+  const d = tool.description;
+  if (d === undefined) throw new TypeError(`${what}: the tool has no description`);
+  const description = toDOMString(d, what);
+  const execute = tool.execute;
+  if (execute === undefined) throw new TypeError(`${what}: the tool has no execute`);
+  if (typeof execute !== 'function') throw new TypeError(`${what}: execute is not a function`);
+  const inputSchema = tool.inputSchema;
+  if (inputSchema !== undefined && !isObject(inputSchema)) {
+    throw new TypeError(`${what}: inputSchema is not an object`);
+  }
+  const n = tool.name;
+  if (n === undefined) throw new TypeError(`${what}: the tool has no name`);
+  const name = toDOMString(n, what);
+  const t = tool.title;
+  const title = t === undefined ? null : toUSVString(t, what);
+  return { annotations, hints, description, execute, inputSchema, name, title };
+}
+
+// checkTool applies the draft's registerTool checks after conversion, in
+// its order: duplicate first, then the name, the description, and the
+// schema's serialization (whose own error, e.g. for a cycle, is thrown).
+function checkTool(t, what, isTaken) {
+  if (isTaken(t.name)) throw domError('InvalidStateError', `${what}: a tool named "${t.name}" is already registered`);
+  if (!test(NAME_RE, t.name)) throw domError('InvalidStateError', `${what}: the name "${t.name}" is not 1-128 characters of A-Z a-z 0-9 _ . -`);
+  if (t.description === '') throw domError('InvalidStateError', `${what}: tool "${t.name}" has an empty description`);
+  let schema;
+  if (t.inputSchema !== undefined) {
+    schema = JSONstringify(t.inputSchema);
+    if (schema === undefined) throw new TypeError(`${what}: inputSchema of tool "${t.name}" does not serialize to JSON`);
+  }
+  return schema;
+}
+
+function makeEntry(t, schema, face, thisArg, exposed) {
+  return {
+    name: t.name, title: t.title, description: t.description, schema,
+    annotations: t.annotations, hints: t.hints, exposed: exposed || [],
+    face, execute: t.execute, thisArg, form: undefined,
+  };
+}
