@@ -75,6 +75,8 @@ type Options struct {
 	Limits Limits
 	// ReloadExisting reloads the tabs that had loaded before we attached.
 	ReloadExisting bool
+	// UserAgent, when set, overrides the user agent in every target.
+	UserAgent string
 	// Logger receives the log (default slog.Default()).
 	Logger *slog.Logger
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/cdproto"
 	cdpt "github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
@@ -125,6 +126,9 @@ func (b *Browser) setup(t *targetState, existing bool) {
 		Type    string `json:"type,omitempty,omitzero"`
 	}{Type: "iframe"})
 	steps = append(steps, step{target.CommandSetAutoAttach, frames})
+	if b.opts.UserAgent != "" {
+		steps = append(steps, step{emulation.CommandSetUserAgentOverride, &emulation.SetUserAgentOverrideParams{UserAgent: b.opts.UserAgent}})
+	}
 	if b.opts.Backend != polyfill.BackendPolyfill {
 		steps = append(steps, step{webmcp.CommandEnable, nil})
 	}
