@@ -154,7 +154,8 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 		p.tempDir = dir
 	}
 	args := browserArgs(opts, dir, logger)
-	logger.Info("starting the browser", "path", exe, "args", strings.Join(args, " "))
+	logger.Info("starting the browser", "path", exe)
+	logger.Debug("the browser's command line", "args", strings.Join(args, " "))
 	if err := p.start(exe, args); err != nil {
 		if rerr := p.removeTemp(); rerr != nil {
 			err = errors.Join(err, rerr)

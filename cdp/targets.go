@@ -86,7 +86,7 @@ func (b *Browser) onAttached(params jsonv2.Value, parent *targetState) {
 	close(b.attached)
 	b.attached = make(chan struct{})
 	b.mu.Unlock()
-	b.logger.Debug("attached", "type", kind, "target", t.targetID, "url", ev.TargetInfo.URL, "paused", ev.WaitingForDebugger)
+	b.logger.Debug("attached", "type", kind, "url", ev.TargetInfo.URL, "title", ev.TargetInfo.Title, "target", t.targetID, "paused", ev.WaitingForDebugger)
 	existing := !ev.WaitingForDebugger && ev.TargetInfo.URL != "" && ev.TargetInfo.URL != "about:blank"
 	go b.setup(t, existing)
 }
@@ -152,7 +152,7 @@ func (b *Browser) setup(t *targetState, existing bool) {
 			if steps[i].method == webmcp.CommandEnable || errors.Is(err, ErrTargetGone) {
 				level = slog.LevelDebug
 			}
-			b.logger.Log(b.life, level, "a setup step failed", "target", t.targetID, "err", err)
+			b.logger.Log(b.life, level, "a setup step failed", "url", t.url, "target", t.targetID, "err", err)
 		}
 	}
 	if existing && t.kind == "page" && b.opts.ReloadExisting {
@@ -183,7 +183,7 @@ func (b *Browser) onDetached(params jsonv2.Value) {
 	b.mu.Unlock()
 	b.conn.detach(ev.SessionID)
 	if ok {
-		b.logger.Debug("detached", "type", t.kind, "target", t.targetID)
+		b.logger.Debug("detached", "type", t.kind, "url", t.url, "target", t.targetID)
 	}
 }
 

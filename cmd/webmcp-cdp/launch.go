@@ -60,6 +60,9 @@ func newLaunch() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if urls, err = startURLs(urls); err != nil {
+				return usageError(err)
+			}
 			ctx := cmd.Context()
 			proc, err := cdp.Launch(ctx, lf.options(backend))
 			if err != nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
 )
 
 // This file sets up the log: one short line per event on stderr (stdout is
@@ -168,4 +170,43 @@ func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (t teeHandler) WithGroup(name string) slog.Handler {
 	return teeHandler{t[0].WithGroup(name), t[1].WithGroup(name)}
+}
+
+// tabLog is the hub as the browser's sink, logging each tab by its URL and
+// title when it first shows a page and when it goes to another URL (title
+// changes alone are debug lines).
+type tabLog struct {
+	*hub.Hub
+	log  *slog.Logger
+	mu   sync.Mutex
+	urls map[string]string // tab id → last URL logged
+}
+
+// TabOpened implements cdp.Sink.
+func (t *tabLog) TabOpened(id, url, title string) {
+	t.mu.Lock()
+	old, known := t.urls[id]
+	t.urls[id] = url
+	t.mu.Unlock()
+	t.Hub.TabOpened(id, url, title)
+	switch {
+	case !known:
+		t.log.Info("tab", "url", url, "title", title)
+	case old != url:
+		t.log.Info("tab navigated", "url", url, "title", title)
+	default:
+		t.log.Debug("tab title", "url", url, "title", title)
+	}
+}
+
+// TabClosed implements cdp.Sink.
+func (t *tabLog) TabClosed(id string) {
+	t.mu.Lock()
+	url, known := t.urls[id]
+	delete(t.urls, id)
+	t.mu.Unlock()
+	t.Hub.TabClosed(id)
+	if known {
+		t.log.Info("tab closed", "url", url)
+	}
 }

@@ -177,7 +177,7 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 	firstList := make(chan struct{})
 	opts.FirstList = firstList
 	srv := mcpserver.New(ctx, h, opts)
-	if err := b.Start(ctx, h); err != nil {
+	if err := b.Start(ctx, &tabLog{Hub: h, log: logger, urls: map[string]string{}}); err != nil {
 		return nil, err
 	}
 	if v, err := cdp.Version(ctx, conn); err == nil {
