@@ -77,6 +77,9 @@ type Options struct {
 	ReloadExisting bool
 	// UserAgent, when set, overrides the user agent in every target.
 	UserAgent string
+	// ViewportWidth and ViewportHeight, when set, fix the viewport of
+	// every tab (Emulation.setDeviceMetricsOverride).
+	ViewportWidth, ViewportHeight int
 	// Logger receives the log (default slog.Default()).
 	Logger *slog.Logger
 }

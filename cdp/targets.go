@@ -129,6 +129,9 @@ func (b *Browser) setup(t *targetState, existing bool) {
 	if b.opts.UserAgent != "" {
 		steps = append(steps, step{emulation.CommandSetUserAgentOverride, &emulation.SetUserAgentOverrideParams{UserAgent: b.opts.UserAgent}})
 	}
+	if b.opts.ViewportWidth > 0 && t.kind == "page" {
+		steps = append(steps, step{emulation.CommandSetDeviceMetricsOverride, &emulation.SetDeviceMetricsOverrideParams{Width: int64(b.opts.ViewportWidth), Height: int64(b.opts.ViewportHeight)}})
+	}
 	if b.opts.Backend != polyfill.BackendPolyfill {
 		steps = append(steps, step{webmcp.CommandEnable, nil})
 	}

@@ -31,7 +31,7 @@ func (f *launchFlags) register(cmd *cobra.Command) {
 	fs.StringArrayVar(&f.chromeArgs, "chrome-arg", nil, "extra browser flag, repeatable (e.g. --chrome-arg=--enable-features=WebMCP)")
 	fs.StringVar(&f.proxyServer, "proxy-server", "", "send the browser's traffic through this proxy (e.g. http://127.0.0.1:3128 or socks5://host:1080)")
 	fs.StringVar(&f.proxyBypass, "proxy-bypass", "", "hosts that skip --proxy-server, ';'-separated (e.g. '*.internal;10.0.0.0/8'); loopback always skips it unless this has '<-loopback>'")
-	fs.Var(&f.viewport, "viewport", "browser window size `WxH` (e.g. 1280x720): the pages' viewport in headless mode")
+	fs.Var(&f.viewport, "viewport", "the pages' viewport `WxH` (e.g. 1280x720), and the window's size")
 }
 
 func (f *launchFlags) options(backend polyfill.Backend) cdp.LaunchOptions {
@@ -69,6 +69,7 @@ func newLaunch() *cobra.Command {
 				return err
 			}
 			defer proc.Close()
+			bf.serve.viewport = lf.viewport
 			s, err := startSession(ctx, proc.Conn(), &bf.serve, backend, false)
 			if err != nil {
 				return err

@@ -172,28 +172,54 @@ func (t teeHandler) WithGroup(name string) slog.Handler {
 	return teeHandler{t[0].WithGroup(name), t[1].WithGroup(name)}
 }
 
-// tabLog is the hub as the browser's sink, logging each tab by its URL and
-// title when it first shows a page and when it goes to another URL (title
-// changes alone are debug lines).
+// tabLog is the hub as the browser's sink, logging each tab by its URL
+// when it first shows a page or goes to another URL, with its title once
+// the page has one (the browser first reports an empty title, or the URL).
 type tabLog struct {
 	*hub.Hub
 	log  *slog.Logger
 	mu   sync.Mutex
-	urls map[string]string // tab id → last URL logged
+	tabs map[string]tabSeen
+}
+
+// tabSeen is what tabLog logged of a tab.
+type tabSeen struct {
+	url   string
+	title bool // a real title was logged for url
+}
+
+// realTitle reports whether title is the page's own, not the browser's
+// stand-in while it loads.
+func realTitle(url, title string) bool {
+	if title == "" {
+		return false
+	}
+	_, rest, ok := strings.Cut(url, "://")
+	return title != url && (!ok || title != rest)
 }
 
 // TabOpened implements cdp.Sink.
 func (t *tabLog) TabOpened(id, url, title string) {
+	real := realTitle(url, title)
 	t.mu.Lock()
-	old, known := t.urls[id]
-	t.urls[id] = url
+	old, known := t.tabs[id]
+	now := tabSeen{url: url, title: real || (known && old.url == url && old.title)}
+	t.tabs[id] = now
 	t.mu.Unlock()
 	t.Hub.TabOpened(id, url, title)
 	switch {
-	case !known:
-		t.log.Info("tab", "url", url, "title", title)
-	case old != url:
-		t.log.Info("tab navigated", "url", url, "title", title)
+	case !known || old.url != url:
+		verb := "tab"
+		if known {
+			verb = "tab navigated"
+		}
+		if real {
+			t.log.Info(verb, "url", url, "title", title)
+		} else {
+			t.log.Info(verb, "url", url)
+		}
+	case real && !old.title:
+		t.log.Info("tab title", "url", url, "title", title)
 	default:
 		t.log.Debug("tab title", "url", url, "title", title)
 	}
@@ -202,11 +228,11 @@ func (t *tabLog) TabOpened(id, url, title string) {
 // TabClosed implements cdp.Sink.
 func (t *tabLog) TabClosed(id string) {
 	t.mu.Lock()
-	url, known := t.urls[id]
-	delete(t.urls, id)
+	seen, known := t.tabs[id]
+	delete(t.tabs, id)
 	t.mu.Unlock()
 	t.Hub.TabClosed(id)
 	if known {
-		t.log.Info("tab closed", "url", url)
+		t.log.Info("tab closed", "url", seen.url)
 	}
 }

@@ -44,6 +44,9 @@ type serveFlags struct {
 	// Per page, over CDP (launch and attach).
 	userAgent         string
 	ignoreHTTPSErrors bool
+	// viewport is launch's --viewport (attach leaves the user's tabs
+	// their size).
+	viewport viewportValue
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -137,6 +140,8 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 		Limits:         cdp.Limits{MaxTools: f.maxTools, MaxResult: f.maxResultBytes, MaxDescription: f.maxDescBytes, MaxSchema: f.maxSchemaBytes},
 		ReloadExisting: reloadExisting,
 		UserAgent:      f.userAgent,
+		ViewportWidth:  f.viewport.w,
+		ViewportHeight: f.viewport.h,
 		Logger:         logger,
 	})
 	if err != nil {
@@ -177,7 +182,7 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 	firstList := make(chan struct{})
 	opts.FirstList = firstList
 	srv := mcpserver.New(ctx, h, opts)
-	if err := b.Start(ctx, &tabLog{Hub: h, log: logger, urls: map[string]string{}}); err != nil {
+	if err := b.Start(ctx, &tabLog{Hub: h, log: logger, tabs: map[string]tabSeen{}}); err != nil {
 		return nil, err
 	}
 	if v, err := cdp.Version(ctx, conn); err == nil {
