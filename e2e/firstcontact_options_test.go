@@ -225,7 +225,8 @@ func TestFirstContactBrowserOptions(t *testing.T) {
 
 	t.Run("launch without the flags", func(t *testing.T) {
 		loose := strings.TrimPrefix(base, "http://") + "/current/"
-		c := start(t, "launch", "--state-dir", "", "--headless", page, loose)
+		logFile := filepath.Join(t.TempDir(), "webmcp.log")
+		c := start(t, "launch", "--state-dir", "", "--headless", "--log-file", logFile, page, loose)
 		tools := firstList(t, c)
 		if hasTool(tools, "fc_probe") {
 			t.Errorf("fc_probe of a page with a self-signed certificate was listed without --ignore-https-errors: %v", tools)
@@ -235,6 +236,18 @@ func TestFirstContactBrowserOptions(t *testing.T) {
 		}
 		if !c.stderr.waitFor("tab url="+base+"/current/", 5*time.Second) {
 			t.Errorf("the log does not name the tab by its URL")
+		}
+		// The full log, debug lines included, is in --log-file; stderr
+		// has the short lines only.
+		data, err := os.ReadFile(logFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "level=DEBUG msg=\"the browser's command line\"") {
+			t.Errorf("--log-file lacks the debug lines:\n%.2000s", data)
+		}
+		if strings.Contains(c.stderr.String(), "level=") || strings.Contains(c.stderr.String(), "command line") {
+			t.Errorf("stderr has full or debug lines at the default level:\n%s", c.stderr.String())
 		}
 	})
 

@@ -76,7 +76,7 @@ func jsonAt(data []byte, err error) string {
 	switch {
 	case errors.As(err, &se):
 		off = se.Offset - 1
-		if off+1 >= int64(len(data)) { // ended early: point past the end
+		if strings.HasPrefix(se.Error(), "unexpected end") { // point past the end
 			off = int64(len(data))
 		}
 	case errors.As(err, &te):

@@ -42,6 +42,7 @@ func TestJSONAt(t *testing.T) {
 		{`{"a":`, "line 1, column 6: unexpected end of JSON input"},
 		{`[1]`, "line 1, column 1: a JSON array where an object is needed"},
 		{"{\n\n\"a\" 1}", "line 3, column 5: invalid character '1'"},
+		{"{\"a\": 1,\n \"b\": }", "line 2, column 7: invalid character '}'"},
 	} {
 		var obj map[string]any
 		err := json.Unmarshal([]byte(tc.in), &obj)
