@@ -101,6 +101,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	defer closeRaw()
 	rep.Browser = product
 
+	// First contact (startup.go): cold starts on the demo page.
+	if err := startupRows(ctx, opts.Binary, "http://"+ln.Addr().String()+"/notes/", "_add_note", add); err != nil {
+		return nil, err
+	}
+
 	stdio, err := startStdio(ctx, opts.Binary, page, env)
 	if err != nil {
 		return nil, err
