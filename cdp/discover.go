@@ -150,45 +150,62 @@ func channelName(c Channel, stable, beta, dev, canary string) string {
 	return stable
 }
 
-func (sys System) linuxPaths(p Product) ([]string, bool) {
-	home := sys.Getenv("HOME")
-	switch p.Name {
+// linuxVendor is where a vendor's Linux packages put a channel: the folder
+// under /opt and the name in /usr/bin, per channel (stable, beta, dev,
+// canary; "" where there is none), and one more path for stable.
+type linuxVendor struct {
+	opt, exe    string
+	dirs, bins  [4]string
+	stableExtra string
+}
+
+// linuxVendorOf returns the Linux layout of a product's vendor.
+func linuxVendorOf(name string) (linuxVendor, bool) {
+	switch name {
 	case ProductChrome:
-		dir := channelName(p.Channel, "chrome", "chrome-beta", "chrome-unstable", "chrome-canary")
-		bin := channelName(p.Channel, "google-chrome-stable", "google-chrome-beta", "google-chrome-unstable", "google-chrome-canary")
-		paths := []string{"/opt/google/" + dir + "/chrome", "/usr/bin/" + bin}
-		if p.Channel == ChannelStable {
-			paths = append(paths, "/usr/bin/google-chrome")
-		}
-		return paths, false
+		return linuxVendor{"/opt/google/", "chrome",
+			[4]string{"chrome", "chrome-beta", "chrome-unstable", "chrome-canary"},
+			[4]string{"google-chrome-stable", "google-chrome-beta", "google-chrome-unstable", "google-chrome-canary"},
+			"/usr/bin/google-chrome"}, true
+	case ProductEdge:
+		return linuxVendor{"/opt/microsoft/", "msedge",
+			[4]string{"msedge", "msedge-beta", "msedge-dev", "msedge-canary"},
+			[4]string{"microsoft-edge-stable", "microsoft-edge-beta", "microsoft-edge-dev", "microsoft-edge-canary"},
+			"/usr/bin/microsoft-edge"}, true
+	case ProductBrave:
+		return linuxVendor{"/opt/brave.com/", "brave",
+			[4]string{"brave", "brave-beta", "", "brave-nightly"},
+			[4]string{"brave-browser", "brave-browser-beta", "", "brave-browser-nightly"},
+			"/snap/bin/brave"}, true
+	}
+	return linuxVendor{}, false
+}
+
+func (sys System) linuxPaths(p Product) ([]string, bool) {
+	switch p.Name {
 	case ProductChromeForTesting:
+		home := sys.Getenv("HOME")
 		if home == "" {
 			return nil, false
 		}
 		return []string{home + "/.cache/puppeteer/chrome/linux-*/chrome-linux64/chrome"}, true
 	case ProductChromium:
 		return []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium", "/usr/lib/chromium/chromium"}, false
-	case ProductEdge:
-		dir := channelName(p.Channel, "msedge", "msedge-beta", "msedge-dev", "msedge-canary")
-		bin := channelName(p.Channel, "microsoft-edge-stable", "microsoft-edge-beta", "microsoft-edge-dev", "microsoft-edge-canary")
-		paths := []string{"/opt/microsoft/" + dir + "/msedge", "/usr/bin/" + bin}
-		if p.Channel == ChannelStable {
-			paths = append(paths, "/usr/bin/microsoft-edge")
-		}
-		return paths, false
-	case ProductBrave:
-		dir := channelName(p.Channel, "brave", "brave-beta", "", "brave-nightly")
-		bin := channelName(p.Channel, "brave-browser", "brave-browser-beta", "", "brave-browser-nightly")
-		if dir == "" {
-			return nil, false
-		}
-		paths := []string{"/opt/brave.com/" + dir + "/brave", "/usr/bin/" + bin}
-		if p.Channel == ChannelStable {
-			paths = append(paths, "/snap/bin/brave")
-		}
-		return paths, false
 	}
-	return nil, false
+	v, ok := linuxVendorOf(p.Name)
+	if !ok {
+		return nil, false
+	}
+	dir := channelName(p.Channel, v.dirs[0], v.dirs[1], v.dirs[2], v.dirs[3])
+	bin := channelName(p.Channel, v.bins[0], v.bins[1], v.bins[2], v.bins[3])
+	if dir == "" {
+		return nil, false
+	}
+	paths := []string{v.opt + dir + "/" + v.exe, "/usr/bin/" + bin}
+	if p.Channel == ChannelStable {
+		paths = append(paths, v.stableExtra)
+	}
+	return paths, false
 }
 
 func (sys System) darwinPaths(p Product) ([]string, bool) {
