@@ -44,6 +44,11 @@ func envName(flag string) string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
+// ownEnv are the flags whose WEBMCP_CDP_ variable their command reads
+// itself, only where it applies: a relay token in the environment must not
+// make every launch without --relay fail with "--relay-token needs --relay".
+func ownEnv(name string) bool { return name == "token" || name == "relay-token" }
+
 // skipFlag tells the flags that have no environment or file form.
 func skipFlag(name string) bool {
 	return name == "help" || name == "version" || name == configFlag
@@ -58,7 +63,7 @@ func applyConfig(cmd *cobra.Command, getenv func(string) string) error {
 	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
 	var errs []error
 	fs.VisitAll(func(f *pflag.Flag) {
-		if set[f.Name] || skipFlag(f.Name) {
+		if set[f.Name] || skipFlag(f.Name) || ownEnv(f.Name) {
 			return
 		}
 		name := envName(f.Name)

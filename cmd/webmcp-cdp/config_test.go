@@ -22,6 +22,7 @@ type configCmd struct {
 	origins []string
 	hosts   []string
 	size    viewportValue
+	token   string
 }
 
 func newConfigCmd(c *configCmd) *cobra.Command {
@@ -37,6 +38,7 @@ func newConfigCmd(c *configCmd) *cobra.Command {
 	fs.StringArrayVar(&c.origins, "allow-origin", nil, "")
 	fs.StringSliceVar(&c.hosts, "allowed-host", nil, "")
 	fs.Var(&c.size, "viewport", "")
+	fs.StringVar(&c.token, "relay-token", "", "")
 	other := &cobra.Command{Use: "other"}
 	other.Flags().String("browser-url", "", "")
 	root.AddCommand(cmd, other)
@@ -64,7 +66,7 @@ func runConfig(t *testing.T, args []string, env map[string]string, file string) 
 
 func TestConfigSources(t *testing.T) {
 	c, err := runConfig(t, []string{"--call-timeout", "5s"},
-		map[string]string{"WEBMCP_CDP_CALL_TIMEOUT": "7s", "WEBMCP_CDP_MAX_TOOLS": "9", "WEBMCP_CDP_ALLOW_ORIGIN": "https://a.test https://b.test"},
+		map[string]string{"WEBMCP_CDP_RELAY_TOKEN": "jwt", "WEBMCP_CDP_CALL_TIMEOUT": "7s", "WEBMCP_CDP_MAX_TOOLS": "9", "WEBMCP_CDP_ALLOW_ORIGIN": "https://a.test https://b.test"},
 		"call-timeout: 1s\nmax-tools: 3\nheadless: true\nuser-agent: Bot/1\nallowed-host: [x.test, y.test]\nviewport: 800x600\nbrowser-url: http://127.0.0.1:9222\n")
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +82,7 @@ func TestConfigSources(t *testing.T) {
 		{"env splits a repeatable flag on spaces", strings.Join(c.origins, "|"), "https://a.test|https://b.test"},
 		{"the file gives a list", strings.Join(c.hosts, "|"), "x.test|y.test"},
 		{"a custom value", c.size.String(), "800x600"},
+		{"the relay token's variable is left to the relay code", c.token, ""},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: got %v, want %v", tc.what, tc.got, tc.want)
