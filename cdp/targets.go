@@ -152,7 +152,7 @@ func (b *Browser) setup(t *targetState, existing bool) {
 	for i, p := range pending {
 		if err := p.Wait(wctx, nil); err != nil {
 			level := slog.LevelWarn
-			if steps[i].method == webmcp.CommandEnable || errors.Is(err, ErrTargetGone) {
+			if steps[i].method == webmcp.CommandEnable || errors.Is(err, ErrTargetGone) || errors.Is(err, ErrClosed) {
 				level = slog.LevelDebug
 			}
 			b.logger.Log(b.life, level, "a setup step failed", "url", t.url, "target", t.targetID, "err", err)

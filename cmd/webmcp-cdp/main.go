@@ -103,7 +103,10 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			// Before anything reads a flag: the environment and --config
-			// fill in the flags not given.
+			// fill in the flags not given (help needs none of them).
+			if cmd.Name() == "help" {
+				return nil
+			}
 			if err := applyConfig(cmd, os.Getenv); err != nil {
 				return usageError(err)
 			}
