@@ -43,6 +43,12 @@ type HTTPOptions struct {
 	// either bound gets 503 and is closed.
 	MaxConnsPerIP int
 	MaxConns      int
+	// Browser is the browser's product and version, for the status page.
+	Browser string
+	// StatusLink is told the status page's address once listening: with a
+	// Token, a one-time link (and again when someone asks for the page
+	// without one). Default: the log.
+	StatusLink func(url string)
 }
 
 // DefaultReadTimeout is HTTPOptions.ReadTimeout's default.
@@ -124,7 +130,8 @@ func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	h, err := s.httpHandler(opts, tcp.Addr().String(), loopback)
+	status := newStatusHandler(s, opts, tcp.Addr().String())
+	h, err := s.httpHandler(opts, tcp.Addr().String(), loopback, status)
 	if err != nil {
 		tcp.Close()
 		return nil, err
@@ -148,10 +155,11 @@ func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
 		}
 	}()
 	s.logger.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "token", opts.Token != "")
+	status.start()
 	return &HTTP{srv: srv, ln: ln}, nil
 }
 
-func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool) (http.Handler, error) {
+func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, status http.Handler) (http.Handler, error) {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:              s.logger,
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
@@ -160,10 +168,7 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool) (htt
 		// client whose SSE stream drops mid-call can resume it.
 		EventStore: mcp.NewMemoryEventStore(nil),
 	})
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpHandler)
-	mux.HandleFunc("GET /{$}", s.statusPage)
-	var h http.Handler = mux
+	var h http.Handler = mcpHandler
 	if opts.Token != "" {
 		verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 			if subtle.ConstantTimeCompare([]byte(token), []byte(opts.Token)) != 1 {
@@ -173,11 +178,16 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool) (htt
 		}
 		h = auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	}
+	// The status page guards itself: with a token it opens through a
+	// one-time link and a cookie (status.go).
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	mux.Handle("GET /{$}", status)
 	p, err := newSitePolicy(bound, loopback, opts.AllowedHosts)
 	if err != nil {
 		return nil, err
 	}
-	return originGuard(h, p, loopback), nil
+	return originGuard(mux, p, loopback), nil
 }
 
 // bodyDeadline bounds the reading of each request body to d from the start
