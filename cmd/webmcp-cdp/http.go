@@ -88,6 +88,7 @@ func (s *session) serve(ctx context.Context, hf *httpFlags, exited <-chan struct
 	if v, err := cdp.Version(ctx, s.conn); err == nil {
 		opts.Browser = v.Product
 	}
+	opts.Titles = s.browser.Titles
 	opts.StatusLink = printStatusLink
 	h, err := s.server.ServeHTTP(opts, errc)
 	if err != nil {

@@ -43,8 +43,10 @@ type HTTPOptions struct {
 	// either bound gets 503 and is closed.
 	MaxConnsPerIP int
 	MaxConns      int
-	// Browser is the browser's product and version, for the status page.
+	// Browser is the browser's product and version, and Titles returns the
+	// tabs' current titles by tab id, for the status page.
 	Browser string
+	Titles  func(ctx context.Context) (map[string]string, error)
 	// StatusLink is told the status page's address once listening: with a
 	// Token, a one-time link (and again when someone asks for the page
 	// without one). Default: the log.

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -11,12 +12,14 @@ import (
 	"html/template"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
@@ -90,7 +93,7 @@ button{font:inherit;margin-right:.5rem}.err{color:#f88}.ok{color:#8f8}.muted{col
 {{else}}<tr><td colspan="3" class="muted">no client connected</td></tr>{{end}}</table>
 <h2>Tabs</h2>
 <table id="tabs"><tr><th>tab</th><th>title</th><th>URL</th><th>tools</th></tr>
-{{range .Tabs}}<tr><td>{{.N}}{{if .Active}} (active){{end}}</td><td class="title">{{if and .Title (ne .Title .URL)}}{{.Title}}{{else}}<span class="muted">no title</span>{{end}}</td><td><code>{{.URL}}</code></td><td>{{range .Tools}}<code>{{.}}</code><br>{{else}}<span class="muted">none</span>{{end}}</td></tr>
+{{range .Tabs}}<tr><td>{{.N}}{{if .Active}} (active){{end}}</td><td class="title">{{if .Title}}{{.Title}}{{else}}<span class="muted">no title</span>{{end}}</td><td><code>{{.URL}}</code></td><td>{{range .Tools}}<code>{{.}}</code><br>{{else}}<span class="muted">none</span>{{end}}</td></tr>
 {{else}}<tr><td colspan="4" class="muted">no tabs</td></tr>{{end}}</table>
 <h2>Last calls</h2>
 <table id="calls"><tr><th>when</th><th>tool</th><th>tab</th><th>took</th><th>result</th></tr>
@@ -123,6 +126,7 @@ type statusHandler struct {
 	s        *Server
 	token    string
 	browser  string
+	titles   func(ctx context.Context) (map[string]string, error)
 	announce func(link string)
 	linkBase string // http://host:port/ for printed links
 
@@ -139,7 +143,7 @@ func newStatusHandler(s *Server, opts HTTPOptions, bound string) *statusHandler 
 		host = "127.0.0.1"
 	}
 	h := &statusHandler{
-		s: s, token: opts.Token, browser: opts.Browser, announce: opts.StatusLink,
+		s: s, token: opts.Token, browser: opts.Browser, titles: opts.Titles, announce: opts.StatusLink,
 		linkBase: "http://" + net.JoinHostPort(host, port) + "/",
 		once:     map[string]time.Time{}, cookies: map[string]time.Time{},
 	}
@@ -262,7 +266,7 @@ func (h *statusHandler) render(w http.ResponseWriter, r *http.Request) {
 		"ClaudeSnippet": claude,
 		"JSONSnippet":   conf,
 		"Clients":       h.s.statusClients(statusClients),
-		"Tabs":          h.s.hub.Tabs(),
+		"Tabs":          h.tabs(r.Context()),
 		"Calls":         h.s.calls.list(),
 		"Refusals":      refusals,
 		"RefusedTotal":  int(total),
@@ -272,16 +276,47 @@ func (h *statusHandler) render(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// tabs lists the hub's tabs with their current titles where the browser
+// gives them (within a second), and no title where a tab's title is only
+// its URL (as Chrome reports a page without a title).
+func (h *statusHandler) tabs(ctx context.Context) []hub.TabInfo {
+	tabs := h.s.hub.Tabs()
+	var titles map[string]string
+	if h.titles != nil {
+		ctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		var err error
+		if titles, err = h.titles(ctx); err != nil {
+			h.s.logger.Debug("the status page shows the titles the tabs had when they loaded", "err", err)
+		}
+	}
+	for i, t := range tabs {
+		if title, ok := titles[t.ID]; ok {
+			t.Title = title
+		}
+		if u, err := url.Parse(t.URL); err == nil && (t.Title == t.URL || t.Title == strings.TrimPrefix(t.URL, u.Scheme+"://")) {
+			t.Title = ""
+		}
+		tabs[i] = t
+	}
+	return tabs
+}
+
 // clientSnippets returns a Claude Code command and an mcpServers JSON entry
 // for endpoint. With a token they name its place, never its value.
 func clientSnippets(endpoint string, token bool) (string, string) {
+	type server struct {
+		Type    string            `json:"type"`
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers,omitempty"`
+	}
 	claude := "claude mcp add --transport http webmcp " + endpoint
-	entry := map[string]any{"type": "http", "url": endpoint}
+	entry := server{Type: "http", URL: endpoint}
 	if token {
 		claude += ` --header "Authorization: Bearer $WEBMCP_CDP_TOKEN"`
-		entry["headers"] = map[string]string{"Authorization": "Bearer YOUR_TOKEN"}
+		entry.Headers = map[string]string{"Authorization": "Bearer YOUR_TOKEN"}
 	}
-	b, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"webmcp": entry}}, "", "  ")
+	b, _ := json.MarshalIndent(map[string]map[string]server{"mcpServers": {"webmcp": entry}}, "", "  ")
 	return claude, string(b)
 }
 
