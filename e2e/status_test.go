@@ -98,8 +98,8 @@ func TestStatusPageInBrowser(t *testing.T) {
 	}
 	var got struct {
 		URL, Endpoint, Browser, Claude, JSON, Clients, Cookie, HTML string
-		Titles, Took                                               []string
-		Injected                                                   bool
+		Titles, Took                                                []string
+		Injected                                                    bool
 	}
 	evalJSON(`JSON.stringify({
 		URL: location.href,
