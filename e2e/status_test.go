@@ -49,9 +49,25 @@ func TestStatusPageInBrowser(t *testing.T) {
 	site := httptest.NewServer(mux)
 	t.Cleanup(site.Close)
 
+	// The browser that views the page starts meanwhile.
+	type started struct {
+		proc *cdp.Process
+		err  error
+	}
+	viewerc := make(chan started, 1)
+	go func() {
+		p, err := cdp.Launch(context.Background(), cdp.LaunchOptions{Headless: true, Logger: slog.New(slog.DiscardHandler)})
+		viewerc <- started{p, err}
+	}()
+	t.Cleanup(func() {
+		if v := <-viewerc; v.proc != nil {
+			v.proc.Close()
+		}
+	})
+
 	const token = "status-e2e-secret-4b1d"
 	_, _, stderr := runRawNoWait(t, "launch", "--headless", "--http", "127.0.0.1:0", "--token", token, site.URL+"/current/", site.URL+"/hostile-title/")
-	if !stderr.waitFor("?once=", 30*time.Second) {
+	if !stderr.waitFor("?once=", 60*time.Second) {
 		t.Fatalf("webmcp-cdp printed no one-time link:\n%s", stderr.String())
 	}
 	link := regexp.MustCompile(`status page \(one-time link[^)]*\): (http://\S+)`).FindStringSubmatch(stderr.String())
@@ -65,7 +81,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 
 	// A client with a hostile name makes a call.
 	hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cl := mcp.NewClient(&mcp.Implementation{Name: `<b id="pwn">status-client</b>`, Version: "7"}, nil)
 	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint[1], HTTPClient: hc}, nil)
@@ -81,12 +97,13 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Fatalf("echo = %q", got)
 	}
 
-	// A browser of its own opens the link.
-	viewer, err := cdp.Launch(ctx, cdp.LaunchOptions{Headless: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
+	// A browser of its own (started with webmcp-cdp's) opens the link.
+	v := <-viewerc
+	viewerc <- v // for the cleanup
+	if v.err != nil {
+		t.Fatal(v.err)
 	}
-	defer viewer.Close()
+	viewer := v.proc
 	page := openPage(ctx, t, viewer.Conn())
 	page.navigate(link[1])
 
