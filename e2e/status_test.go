@@ -159,6 +159,25 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Errorf("the JSON snippet does not parse or names another URL (%v):\n%s", err, got.JSON)
 	}
 
+	// The copy button puts the snippet on the clipboard.
+	if err := viewer.Conn().Browser().Call(ctx, "Browser.grantPermissions", map[string]any{
+		"origin": strings.TrimSuffix(base, "/"), "permissions": []string{"clipboardReadWrite", "clipboardSanitizedWrite"},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := page.sess.Call(ctx, "Emulation.setFocusEmulationEnabled", map[string]any{"enabled": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	copied := page.eval(`(async () => {
+		const b = document.querySelector('button[data-copy="snippet-claude"]');
+		b.click();
+		for (let i = 0; i < 100 && b.textContent !== 'copied'; i++) await new Promise(r => setTimeout(r, 50));
+		return navigator.clipboard.readText();
+	})()`)
+	if copied != got.Claude {
+		t.Errorf("the copy button put %q on the clipboard, want the Claude Code snippet %q", copied, got.Claude)
+	}
+
 	// The live part refreshes in place (the script runs under the page's
 	// CSP): a second call shows up without a reload.
 	c.callOK(toolWithSuffix(tools, "shout")[0], map[string]any{"text": "hi"})
@@ -243,7 +262,7 @@ func (p *cdpPage) eval(expr string) string {
 			Text string `json:"text"`
 		} `json:"exceptionDetails"`
 	}
-	if err := p.sess.Call(p.ctx, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &res); err != nil {
+	if err := p.sess.Call(p.ctx, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true, "userGesture": true}, &res); err != nil {
 		p.t.Fatal(err)
 	}
 	if res.ExceptionDetails != nil {
