@@ -296,3 +296,25 @@ func checkCommandLine(args []string) error {
 	}
 	return cmd.ValidateFlagGroups()
 }
+
+// TestReadmeTestCommand: the README's test command is the command CI runs
+// last, so that what the README promises is what CI checks.
+func TestReadmeTestCommand(t *testing.T) {
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for _, l := range strings.Split(string(ci), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			last = l
+		}
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "```sh\n"+last+"\n```") {
+		t.Errorf("the README does not show CI's last command %q as its test command", last)
+	}
+}
