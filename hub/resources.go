@@ -53,8 +53,8 @@ type RoutedResource struct {
 // RoutedTemplate is a page server's resource template as listed.
 type RoutedTemplate struct {
 	URITemplate string
-	Template     core.ResourceTemplate
-	Source       core.ServerProvenance
+	Template    core.ResourceTemplate
+	Source      core.ServerProvenance
 }
 
 // RoutedPrompt is a page server's prompt as listed.
