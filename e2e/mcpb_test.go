@@ -61,14 +61,29 @@ server.registerPrompt("checkout_help", {
 server.connect(new TabServerTransport({ allowedOrigins: [window.location.origin] }));
 `
 
-// serveMCPB bundles src and serves it as the page index.html of a temp
-// folder (with extra files); it returns the base URL.
+// mcpbFrameServer is a page server in an iframe: McpServer over
+// IframeChildTransport, which answers only its parent window.
+const mcpbFrameServer = `
+import { McpServer } from "@modelcontextprotocol/server";
+import { IframeChildTransport } from "@mcp-b/transports";
+import { z } from "zod";
+
+const server = new McpServer({ name: "widget", version: "1.0.0" });
+server.registerTool("frame_echo", {
+  description: "Echoes its text from inside the iframe",
+  inputSchema: z.object({ text: z.string() }),
+}, async ({ text }) => ({ content: [{ type: "text", text: "frame: " + text }] }));
+server.connect(new IframeChildTransport({ allowedOrigins: [window.location.origin] }));
+`
+
+// serveMCPB bundles the page server src into bundle.js, served with
+// index.html that loads it and the other files given; it returns the base
+// URL.
 func serveMCPB(t *testing.T, src string, extra map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	js := bundle(t, src)
 	files := map[string]string{
-		"bundle.js":  js,
+		"bundle.js":  bundle(t, src),
 		"index.html": `<!doctype html><title>MCP-B shop</title><body><script src="bundle.js"></script></body>`,
 	}
 	for k, v := range extra {
@@ -94,7 +109,11 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 // real MCP client with no extension, in one catalog; list_changed,
 // cancellation and a reload work through the page-server session.
 func TestMCPBPageServer(t *testing.T) {
-	base := serveMCPB(t, mcpbShop, nil)
+	base := serveMCPB(t, mcpbShop, map[string]string{
+		"frame.js":    bundle(t, mcpbFrameServer),
+		"frame.html":  `<!doctype html><title>widget</title><script src="frame.js"></script>`,
+		"parent.html": `<!doctype html><title>host</title><iframe src="frame.html"></iframe>`,
+	})
 	c := start(t, "launch", "--headless", base+"/index.html")
 	tools := c.waitFor("the page server's tools", hasSuffix("add_to_cart", 1))
 	add := toolWithSuffix(tools, "add_to_cart")[0]
@@ -227,5 +246,16 @@ func TestMCPBPageServer(t *testing.T) {
 		}
 		// The new page has not added late_tool: the old session's tools are gone.
 		c.waitFor("late_tool gone with the old page", func(m map[string]*mcp.Tool) bool { return len(toolWithSuffix(m, "late_tool")) == 0 })
+	})
+	t.Run("iframe", func(t *testing.T) {
+		c.callOK("webmcp_open_tab", map[string]any{"url": base + "/parent.html"})
+		m := c.waitFor("the iframe server's tool", hasSuffix("frame_echo", 1))
+		echo := toolWithSuffix(m, "frame_echo")[0]
+		if src := source(t, m[echo]); src["backend"] != "mcp-b" || src["origin"] != base {
+			t.Errorf("provenance of %s = %v", echo, src)
+		}
+		if got := c.callOK(echo, map[string]any{"text": "hi"}); got != "frame: hi" {
+			t.Errorf("frame_echo = %q", got)
+		}
 	})
 }
