@@ -49,10 +49,11 @@ type PageServerSink interface {
 
 // psDoc is the page-server state of one document.
 type psDoc struct {
-	busy   bool // a take loop runs
-	dirty  bool // another take is needed
-	missed bool // pinged before the bridge was adopted
-	pipes  map[string]*pagePipe
+	busy    bool // a take loop runs
+	dirty   bool // another take is needed
+	missed  bool // pinged before the bridge was adopted
+	waiting bool // the standing wait runs (waitPageServers): it alone takes
+	pipes   map[string]*pagePipe
 }
 
 // pageServersLocked returns the page-server state of d, made on first use.
@@ -115,6 +116,10 @@ func (b *Browser) pullPageServers(d *docState) {
 		b.mu.Unlock()
 		return
 	}
+	if p.waiting {
+		b.mu.Unlock()
+		return
+	}
 	if p.busy {
 		p.dirty = true
 		b.mu.Unlock()
@@ -145,10 +150,43 @@ func (b *Browser) pullPageServers(d *docState) {
 		again := p.dirty || (err == nil && q.More)
 		p.dirty = false
 		p.busy = again
+		wait := !again && len(p.pipes) > 0 && !p.waiting
+		if wait {
+			p.waiting = true
+		}
 		b.mu.Unlock()
+		if wait {
+			go b.waitPageServers(d, p, bridge)
+		}
 		if !again {
 			return
 		}
+	}
+}
+
+// waitPageServers keeps one call waiting in the page for the page servers'
+// messages, from the first server found until the document goes: a
+// message then reaches Go as that call's answer, with no ping and no
+// second round trip. It alone takes the queue while it runs, so messages
+// are delivered in order.
+func (b *Browser) waitPageServers(d *docState, p *psDoc, bridge runtime.RemoteObjectID) {
+	for {
+		var q struct {
+			Msgs    []psEntry      `json:"msgs"`
+			Dropped map[string]int `json:"dropped"`
+		}
+		err := b.callBridge(b.life, d.t.sess, bridge, "function(m){return this.mcpbWait(m)}", []any{maxPageServerTake}, &q)
+		b.mu.Lock()
+		if err != nil || !d.alive {
+			p.waiting = false
+			b.mu.Unlock()
+			if err != nil && d.alive {
+				b.logger.Debug("waiting for a page's page-server messages failed", "url", d.url, "err", err)
+			}
+			return
+		}
+		b.deliverLocked(d, p, q.Msgs, q.Dropped)
+		b.mu.Unlock()
 	}
 }
 

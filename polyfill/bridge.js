@@ -74,6 +74,10 @@ const bridge = freeze({
   mcpbTake(maxChars) {
     return mcpbTakeQueue(maxChars);
   },
+  // mcpbWait resolves with the same as mcpbTake once messages wait.
+  mcpbWait(maxChars) {
+    return mcpbWaitQueue(maxChars);
+  },
   // mcpbSend posts one client-to-server message (JSON text) to server id;
   // it returns 'ok', 'gone' or 'bad'.
   mcpbSend(id, text) {

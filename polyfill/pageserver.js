@@ -61,7 +61,18 @@ function mcpbDrop(reason) {
   mcpbPing();
 }
 
+// Go's standing wait (mcpbWaitQueue), or null: while Go waits, a message
+// resolves the wait at once instead of pinging (one CDP answer on the
+// path back, as for a WebMCP call).
+let mcpbWaiter = null;
+
 function mcpbPing() {
+  if (mcpbWaiter) {
+    const w = mcpbWaiter;
+    mcpbWaiter = null;
+    w.resolve(mcpbTakeQueue(w.maxChars));
+    return;
+  }
   if (!ping) takeBinding();
   if (mcpbPinged || !ping) return;
   mcpbPinged = true;
@@ -208,6 +219,18 @@ function mcpbTakeQueue(maxChars) {
   // A message queued after this take pings again.
   mcpbPinged = rest.length > 0;
   return JSONstringify({ __proto__: null, msgs: out, dropped, more: rest.length > 0 });
+}
+
+// mcpbWaitQueue resolves with the queue (as mcpbTakeQueue) as soon as it
+// holds anything: at once when it does now.
+function mcpbWaitQueue(maxChars) {
+  if (mcpbWaiter) {
+    const old = mcpbWaiter;
+    mcpbWaiter = null;
+    old.resolve(mcpbTakeQueue(old.maxChars));
+  }
+  if (mcpbQueue.length > 0 || ObjectKeys(mcpbDropped).length > 0) return PromiseResolve(mcpbTakeQueue(maxChars));
+  return new PromiseCtor((resolve) => { mcpbWaiter = { __proto__: null, resolve, maxChars }; });
 }
 
 // mcpbPost sends a client-to-server message (JSON text from Go) to a
