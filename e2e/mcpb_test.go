@@ -26,12 +26,14 @@ import { z } from "zod";
 const load = Math.random().toString(36).slice(2);
 const cart = [];
 let aborted = false;
+const subscribed = new Set();
 const server = new McpServer({ name: "shop", version: "1.0.0" });
 server.registerTool("add_to_cart", {
   description: "Add an item to the cart",
   inputSchema: z.object({ sku: z.string(), qty: z.number().int().min(1) }),
 }, async ({ sku, qty }) => {
   cart.push({ sku, qty });
+  if (subscribed.has("cart://current")) server.server.sendResourceUpdated({ uri: "cart://current" });
   return { content: [{ type: "text", text: "added " + qty + " x " + sku }] };
 });
 server.registerTool("page_load", { description: "Which load of the page this is" },
@@ -54,6 +56,15 @@ server.registerResource("cart", "cart://current", { description: "The cart", mim
 server.registerResource("product", new ResourceTemplate("product://{sku}", { list: undefined }),
   { description: "A product by SKU" },
   async (uri, { sku }) => ({ contents: [{ uri: uri.href, text: "product " + sku }] }));
+server.registerTool("add_resource", { description: "Adds the resource notes://today" }, async () => {
+  server.registerResource("notes", "notes://today", { description: "Notes" },
+    async (uri) => ({ contents: [{ uri: uri.href, text: "notes" }] }));
+  return { content: [{ type: "text", text: "ok" }] };
+});
+// McpServer leaves subscriptions to the site: this one takes them.
+server.server.registerCapabilities({ resources: { subscribe: true, listChanged: true } });
+server.server.setRequestHandler("resources/subscribe", async (req) => { subscribed.add(req.params.uri); return {}; });
+server.server.setRequestHandler("resources/unsubscribe", async (req) => { subscribed.delete(req.params.uri); return {}; });
 server.registerPrompt("checkout_help", {
   description: "Help with checking out",
   argsSchema: z.object({ item: z.string() }),
@@ -114,7 +125,17 @@ func TestMCPBPageServer(t *testing.T) {
 		"frame.html":  `<!doctype html><title>widget</title><script src="frame.js"></script>`,
 		"parent.html": `<!doctype html><title>host</title><iframe src="frame.html"></iframe>`,
 	})
-	c := start(t, "launch", "--headless", base+"/index.html")
+	updated := make(chan string, 16)
+	resChanged := make(chan struct{}, 16)
+	c := startWith(t, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			select {
+			case resChanged <- struct{}{}:
+			default:
+			}
+		},
+	}, "launch", "--headless", base+"/index.html")
 	tools := c.waitFor("the page server's tools", hasSuffix("add_to_cart", 1))
 	add := toolWithSuffix(tools, "add_to_cart")[0]
 	src := source(t, tools[add])
@@ -173,6 +194,36 @@ func TestMCPBPageServer(t *testing.T) {
 		}
 		if _, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "webmcp://" + site + "/tab9/cart://current"}); err == nil {
 			t.Errorf("a URI of a tab with no page server was read")
+		}
+
+		// resources/subscribe reaches the page server; its updated comes
+		// back with the routed URI.
+		if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: want}); err != nil {
+			t.Fatal(err)
+		}
+		c.callOK(add, map[string]any{"sku": "C3", "qty": 1})
+		select {
+		case got := <-updated:
+			if got != want {
+				t.Errorf("resources/updated for %q, want %q", got, want)
+			}
+		case <-ctx.Done():
+			t.Error("no notifications/resources/updated after the subscribed resource changed")
+		}
+
+		// A resource the page adds comes with resources/list_changed.
+		for len(resChanged) > 0 {
+			<-resChanged
+		}
+		c.callOK(toolWithSuffix(tools, "add_resource")[0], map[string]any{})
+		select {
+		case <-resChanged:
+		case <-ctx.Done():
+			t.Fatal("no notifications/resources/list_changed after the page added a resource")
+		}
+		notes := "webmcp://" + site + "/tab1/notes://today"
+		if res, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: notes}); err != nil || res.Contents[0].Text != "notes" {
+			t.Errorf("reading the new resource: %v, %v", res, err)
 		}
 	})
 
