@@ -46,6 +46,7 @@ type pageServers struct {
 	wake    chan struct{} // capacity 1
 	clients map[string]PageServerClient
 	res     map[string]*serverCatalog // resources and prompts, by source key (resources.go)
+	timeout time.Duration             // initialize's bound; 0 is pageServerInitTimeout
 }
 
 func (p *pageServers) wakeLocked() chan struct{} {
@@ -165,5 +166,20 @@ func (h *Hub) TabNumber(id string) int {
 const pageServerInitTimeout = 10 * time.Second
 
 // PageServerInitTimeout returns how long the MCP edge waits for a page
-// server's initialize.
-func (h *Hub) PageServerInitTimeout() time.Duration { return pageServerInitTimeout }
+// server's initialize (and for each listing), 10 s unless set.
+func (h *Hub) PageServerInitTimeout() time.Duration {
+	h.ps.mu.Lock()
+	defer h.ps.mu.Unlock()
+	if h.ps.timeout > 0 {
+		return h.ps.timeout
+	}
+	return pageServerInitTimeout
+}
+
+// SetPageServerInitTimeout sets how long the MCP edge waits for a page
+// server's initialize; 0 restores the default.
+func (h *Hub) SetPageServerInitTimeout(d time.Duration) {
+	h.ps.mu.Lock()
+	defer h.ps.mu.Unlock()
+	h.ps.timeout = d
+}
