@@ -34,6 +34,7 @@ const MCPB_MAX_SERVERS = 8; // page servers per document
 const MCPB_RATE = 1000; // messages per second, per document, sustained
 const MCPB_BURST = 2000; // and in a burst
 const MCPB_DEFAULT_CHANNEL = 'mcp-default';
+const MCPB_IFRAME_CHANNEL = 'mcp-iframe';
 
 const MessageEventProto = G.MessageEvent.prototype;
 const messageData = getter(MessageEventProto, 'data');
@@ -173,14 +174,22 @@ function mcpbOnMessage(ev) {
 // the page cannot stop the event before this listener sees it.
 call(addListener, G, 'message', mcpbOnMessage, true);
 
-// Ask a same-window server on the default channel whether it is there (a
-// server that starts later says so itself; this finds one that started
-// before us, as in attach mode). Other channels answer only when asked on
-// their own name, so they are found when they start.
+// Ask a same-window server on the default channel, and the servers of the
+// child frames on theirs, whether they are there (a server that starts
+// later says so itself; this finds one that started before us, as in
+// attach mode). Other channels answer only when asked on their own name,
+// so they are found when they start.
 function mcpbCheckReady() {
+  const ask = (channel) => ({ __proto__: null, channel, type: 'mcp', direction: 'client-to-server', payload: 'mcp-check-ready' });
   try {
-    call(winPostMessage, G, { __proto__: null, channel: MCPB_DEFAULT_CHANNEL, type: 'mcp', direction: 'client-to-server', payload: 'mcp-check-ready' }, ORIGIN === 'null' ? '*' : ORIGIN);
+    call(winPostMessage, G, ask(MCPB_DEFAULT_CHANNEL), ORIGIN === 'null' ? '*' : ORIGIN);
   } catch { /* the window is going away */ }
+  let n = 0;
+  try { n = winLength ? call(winLength, G) : 0; } catch { return; }
+  for (let i = 0; i < n && i < MAX_WINDOWS; i++) {
+    // Only the words "mcp-check-ready" go out, so any origin may read them.
+    try { G[i].postMessage(ask(MCPB_IFRAME_CHANNEL), '*'); } catch { /* gone */ }
+  }
 }
 mcpbCheckReady();
 call(addListener, G, 'load', () => {
