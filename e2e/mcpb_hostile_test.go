@@ -7,19 +7,25 @@ import (
 	"time"
 )
 
-// TestMCPBHostileWire: a hand-written page server abuses the MCP-B wire
-// (fixtures/pageserver/hostile.html). A second server that never answers
-// initialize does not hold up the first; an iframe's forged answer to a
-// call in flight is ignored; a notification flood, an oversized message and
-// malformed messages are dropped and refused with a reason, and the session
-// goes on.
-func TestMCPBHostileWire(t *testing.T) {
+// hostilePage is the hand-written wire page, served beside the bundles.
+func hostilePage(t *testing.T) string {
+	t.Helper()
 	page, err := os.ReadFile("../fixtures/pageserver/hostile.html")
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := serveMCPB(t, `globalThis.unused = 1;`, map[string]string{"hostile.html": string(page)})
-	c := start(t, "launch", "--headless", base+"/hostile.html")
+	return string(page)
+}
+
+// testHostileWire (a subtest of TestMCPBPageServer, in a tab of its own): a
+// hand-written page server abuses the MCP-B wire
+// (fixtures/pageserver/hostile.html). A second server that never answers
+// initialize does not hold up the first; an iframe's forged answer to a
+// call in flight is ignored; a notification flood, an oversized message and
+// malformed messages are dropped and refused with a reason, and the session
+// goes on, as do the other tabs' servers.
+func testHostileWire(t *testing.T, c *client, base, otherTool string) {
+	c.callOK("webmcp_open_tab", map[string]any{"url": base + "/hostile.html"})
 	tools := c.waitFor("the wire server's tools", hasSuffix("slowly", 1))
 	if got := c.callOK(toolWithSuffix(tools, "ping")[0], map[string]any{}); got != "pong" {
 		t.Errorf("ping = %q", got)
@@ -46,6 +52,9 @@ func TestMCPBHostileWire(t *testing.T) {
 	// After all that, the session still answers.
 	if got := c.callOK(toolWithSuffix(tools, "ping")[0], map[string]any{}); got != "pong" {
 		t.Errorf("ping after the abuse = %q", got)
+	}
+	if got := c.callOK(otherTool, map[string]any{}); got == "" {
+		t.Errorf("the first tab's page server did not answer after the abuse")
 	}
 	if strings.Contains(c.stderr.String(), "panic") {
 		t.Error("the process panicked")

@@ -121,13 +121,18 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 // cancellation and a reload work through the page-server session.
 func TestMCPBPageServer(t *testing.T) {
 	base := serveMCPB(t, mcpbShop, map[string]string{
-		"frame.js":    bundle(t, mcpbFrameServer),
-		"frame.html":  `<!doctype html><title>widget</title><script src="frame.js"></script>`,
-		"parent.html": `<!doctype html><title>host</title><iframe src="frame.html"></iframe>`,
+		"frame.js":     bundle(t, mcpbFrameServer),
+		"frame.html":   `<!doctype html><title>widget</title><script src="frame.js"></script>`,
+		"parent.html":  `<!doctype html><title>host</title><iframe src="frame.html"></iframe>`,
+		"hostile.html": hostilePage(t),
 	})
 	updated := make(chan string, 16)
 	resChanged := make(chan struct{}, 16)
-	c := startWith(t, &mcp.ClientOptions{
+	// 2025-11-25: resources/subscribe is a request answered after the
+	// subscription is in place (2026-07-28's subscriptions/listen stream
+	// gives the client no such point, so an update right after it can be
+	// missed).
+	c := startProto(t, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
 			select {
@@ -135,7 +140,7 @@ func TestMCPBPageServer(t *testing.T) {
 			default:
 			}
 		},
-	}, "launch", "--headless", base+"/index.html")
+	}, "2025-11-25", "launch", "--headless", base+"/index.html")
 	tools := c.waitFor("the page server's tools", hasSuffix("add_to_cart", 1))
 	add := toolWithSuffix(tools, "add_to_cart")[0]
 	src := source(t, tools[add])
@@ -308,5 +313,9 @@ func TestMCPBPageServer(t *testing.T) {
 		if got := c.callOK(echo, map[string]any{"text": "hi"}); got != "frame: hi" {
 			t.Errorf("frame_echo = %q", got)
 		}
+	})
+
+	t.Run("hostile", func(t *testing.T) {
+		testHostileWire(t, c, base, toolWithSuffix(tools, "page_load")[0])
 	})
 }
