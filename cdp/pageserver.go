@@ -256,14 +256,18 @@ func (p *pagePipe) Done() <-chan struct{} { return p.done }
 
 func (p *pagePipe) end() { p.once.Do(func() { close(p.done) }) }
 
-// Close ends the pipe; the page's server is left as it is.
+// Close ends the pipe; the page's server is left as it is. The sink may
+// call it with the browser's lock held (PageServerSink), so the pipe is
+// forgotten in the background.
 func (p *pagePipe) Close() {
-	p.b.mu.Lock()
-	if ps := p.b.mcpb[p.d.key]; ps != nil && ps.pipes[p.info.ID] == p {
-		delete(ps.pipes, p.info.ID)
-	}
-	p.b.mu.Unlock()
 	p.end()
+	go func() {
+		p.b.mu.Lock()
+		defer p.b.mu.Unlock()
+		if ps := p.b.mcpb[p.d.key]; ps != nil && ps.pipes[p.info.ID] == p {
+			delete(ps.pipes, p.info.ID)
+		}
+	}()
 }
 
 func (p *pagePipe) deliver(msg []byte) {
