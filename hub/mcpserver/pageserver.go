@@ -290,6 +290,10 @@ func (s *Server) reportDropped(p *pageSession, dropped map[string]int) {
 			why = "posted by another frame or window than a server's (forged; ignored)"
 		case "malformed":
 			why = "not MCP-B messages (malformed)"
+		case "origin":
+			why = "from a frame whose origin changed since its server said it was ready"
+		case "servers":
+			why = "ready messages of more than 8 servers in one document"
 		default:
 			why = reason
 		}
