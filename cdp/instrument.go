@@ -109,6 +109,8 @@ type Browser struct {
 	inflight map[string][]*context.Context
 	// attached is closed and replaced whenever a target attaches.
 	attached chan struct{}
+	// mcpb holds the MCP-B page servers of each document (pageserver.go).
+	mcpb map[string]*psDoc
 }
 
 type targetState struct {

@@ -221,6 +221,7 @@ func (b *Browser) dropDocLocked(d *docState) {
 	delete(d.t.contexts, d.ctxID)
 	delete(b.docs, d.key)
 	b.sink.DropDoc(d.key)
+	b.endPageServersLocked(d.key)
 }
 
 type auxData struct {
@@ -281,7 +282,9 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		b.mu.Lock()
 		d := t.contexts[ev.ExecutionContextID]
 		b.mu.Unlock()
-		if d != nil {
+		if d != nil && ev.Payload == pageServerPing {
+			go b.pullPageServers(d)
+		} else if d != nil {
 			go b.refresh(d)
 		}
 	case cdproto.EventPageFrameNavigated:

@@ -141,6 +141,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	// rows start.
 	stdio.close()
 	stdio = nil
+	if err := pageServerRows(ctx, opts, env, add); err != nil {
+		return nil, err
+	}
 
 	h, err := startHTTP(ctx, opts.Binary, page)
 	if err != nil {
