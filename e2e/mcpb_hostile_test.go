@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// hostilePage is the hand-written wire page, served beside the bundles.
-func hostilePage(t *testing.T) string {
+// mcpbHostilePage is the hand-written wire page, served beside the bundles.
+func mcpbHostilePage(t *testing.T) string {
 	t.Helper()
 	page, err := os.ReadFile("../fixtures/pageserver/hostile.html")
 	if err != nil {

@@ -124,7 +124,7 @@ func TestMCPBPageServer(t *testing.T) {
 		"frame.js":     bundle(t, mcpbFrameServer),
 		"frame.html":   `<!doctype html><title>widget</title><script src="frame.js"></script>`,
 		"parent.html":  `<!doctype html><title>host</title><iframe src="frame.html"></iframe>`,
-		"hostile.html": hostilePage(t),
+		"hostile.html": mcpbHostilePage(t),
 	})
 	updated := make(chan string, 16)
 	resChanged := make(chan struct{}, 16)
