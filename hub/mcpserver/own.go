@@ -15,28 +15,52 @@ import (
 // This file holds the server's own tools: webmcp_list_tabs, webmcp_call,
 // webmcp_list_tools and the tab tools.
 
+// The own tools' schemas, written out: the fewest bytes a model needs
+// (every byte of tools/list is context the agent pays for on each turn; the
+// argument names speak for themselves, and each description says when to
+// use the tool). Their handlers return structured output without an
+// outputSchema, for the same reason.
+var (
+	schemaNone      = json.RawMessage(`{"type":"object"}`)
+	schemaTab       = json.RawMessage(`{"type":"object","properties":{"tab":{"type":"integer"}},"required":["tab"]}`)
+	schemaTabWait   = json.RawMessage(`{"type":"object","properties":{"tab":{"type":"integer"},"wait_ms":{"type":"integer"}},"required":["tab"]}`)
+	schemaOpen      = json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"},"wait_ms":{"type":"integer"}},"required":["url"]}`)
+	schemaCall      = json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"arguments":{"type":"object"}},"required":["name"]}`)
+	schemaListTools = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"integer"},"schema":{"type":"boolean"}}}`)
+)
+
 type tabArgs struct {
-	Tab int `json:"tab" jsonschema:"the tab number, as webmcp_list_tabs shows it"`
+	Tab int `json:"tab"`
 }
 
 type openArgs struct {
-	URL    string `json:"url" jsonschema:"the URL to open"`
-	WaitMS int    `json:"wait_ms,omitempty" jsonschema:"how long to wait for the page's tools, in milliseconds (default 5000, at most 30000)"`
+	URL    string `json:"url"`
+	WaitMS int    `json:"wait_ms,omitempty"`
 }
 
 type callArgs struct {
-	Name      string         `json:"name" jsonschema:"the routed tool name, as tools/list or webmcp_list_tabs shows it"`
-	Arguments map[string]any `json:"arguments,omitempty" jsonschema:"the tool's arguments, a JSON object"`
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments,omitempty"`
 }
 
 type tabsOut struct {
 	Tabs []hub.TabInfo `json:"tabs"`
 }
 
+// listToolsArgs are webmcp_list_tools's arguments.
 type listToolsArgs struct {
-	Filter  string `json:"filter,omitempty" jsonschema:"only tools whose name or description contains this text (any letter case)"`
-	Schemas bool   `json:"schemas,omitempty" jsonschema:"include each tool's inputSchema"`
+	// Query is words to look for in the tools' names, titles,
+	// descriptions and sites; empty lists every tool.
+	Query string `json:"query,omitempty"`
+	// Limit is the most tools returned (default defaultSearchLimit).
+	Limit int `json:"limit,omitempty"`
+	// Schema asks for each tool's inputSchema.
+	Schema bool `json:"schema,omitempty"`
 }
+
+// defaultSearchLimit is how many tools webmcp_list_tools returns unless
+// told otherwise.
+const defaultSearchLimit = 20
 
 // listedTool is one page tool in webmcp_list_tools's compact listing.
 type listedTool struct {
@@ -45,8 +69,14 @@ type listedTool struct {
 	InputSchema map[string]any `json:"inputSchema,omitempty"`
 }
 
+// listToolsOut is webmcp_list_tools's answer.
 type listToolsOut struct {
 	Tools []listedTool `json:"tools"`
+	// More is how many more tools matched than were returned.
+	More int `json:"more,omitempty"`
+	// Note says what the agent may want to know next: that more matched,
+	// or that some tools are not in its tool list and how to call them.
+	Note string `json:"note,omitempty"`
 }
 
 // compactDescription is the first line of a description, cut to 200 bytes.
@@ -62,33 +92,49 @@ func compactDescription(d string) string {
 	return d
 }
 
-// listTools is webmcp_list_tools: the catalog's page tools, compactly.
+// listTools is webmcp_list_tools: the page tools that match the query,
+// best first, compactly.
 func (s *Server) listTools(in listToolsArgs) listToolsOut {
-	out := listToolsOut{Tools: []listedTool{}}
-	filter := strings.ToLower(in.Filter)
-	for _, rt := range s.hub.Tools() {
-		desc := described(rt)
-		if filter != "" && !strings.Contains(strings.ToLower(rt.Name+" "+desc), filter) {
-			continue
-		}
-		lt := listedTool{Name: rt.Name, Description: compactDescription(desc)}
-		if in.Schemas {
+	limit := in.Limit
+	if limit <= 0 {
+		limit = defaultSearchLimit
+	}
+	hits, total := s.hub.Search(in.Query, limit)
+	out := listToolsOut{Tools: make([]listedTool, 0, len(hits)), More: total - len(hits)}
+	for _, hit := range hits {
+		rt := hit.Tool
+		lt := listedTool{Name: rt.Name, Description: compactDescription(described(rt))}
+		if in.Schema {
 			if err := json.Unmarshal(safeSchema(rt.Name, rt.Tool.InputSchema, s.logger), &lt.InputSchema); err != nil {
 				s.logger.Warn("cannot list a page tool's inputSchema", "name", rt.Name, "err", err)
 			}
 		}
 		out.Tools = append(out.Tools, lt)
 	}
+	var notes []string
+	if out.More > 0 {
+		notes = append(notes, fmt.Sprintf("%d more match: raise limit or add words to the query", out.More))
+	}
+	if n := s.unlisted.Load(); n > 0 {
+		notes = append(notes, fmt.Sprintf("%d page tools are not in your tool list (%s); call any tool by its name or with webmcp_call", n, s.listPolicy()))
+	}
+	if len(hits) == 0 && in.Query != "" {
+		notes = append(notes, "no tool matches; try other words, or none to list every tool")
+	}
+	out.Note = strings.Join(notes, "; ")
 	return out
 }
 
 func (s *Server) addOwnTools() {
-	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_list_tabs", Description: "[webmcp-cdp] List the open tabs (number, URL, title, active) and the tools that reach each.", Annotations: ro},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, tabsOut, error) {
+	s.mcp.AddReceivingMiddleware(s.teachUnknown)
+	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_list_tabs", Annotations: ro, InputSchema: schemaNone,
+		Description: "List the open tabs (number, URL, title, active) and their tools."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			return nil, tabsOut{Tabs: s.hub.Tabs()}, nil
 		})
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_call", Description: "[webmcp-cdp] Call any page tool by its routed name, for clients whose tool list is out of date."},
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_call", InputSchema: schemaCall,
+		Description: "Call a page tool by name with its arguments, such as one webmcp_list_tools found that is not in your tool list."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in callArgs) (*mcp.CallToolResult, any, error) {
 			args, err := json.Marshal(in.Arguments)
 			if err != nil {
@@ -97,33 +143,37 @@ func (s *Server) addOwnTools() {
 			res, err := s.handleCall(ctx, req, in.Name, args)
 			return res, nil, err
 		})
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_list_tools", Annotations: ro,
-		Description: "[webmcp-cdp] List the page tools now available (name and a one-line description; schemas on request), " +
-			"for clients that never refresh their tool list; call them with webmcp_call."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in listToolsArgs) (*mcp.CallToolResult, listToolsOut, error) {
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_list_tools", Annotations: ro, InputSchema: schemaListTools,
+		Description: "Search the page tools of every open tab by words (query), best first; schema:true adds their inputSchemas. " +
+			"Use it when a tool you need is not in your list, or a call says it is gone."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in listToolsArgs) (*mcp.CallToolResult, any, error) {
 			return nil, s.listTools(in), nil
 		})
+	s.ownCount = 3 // the three above
 	if s.opts.Tabs == nil {
 		return
 	}
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_open_tab", Description: "[webmcp-cdp] Open a URL in a new tab, wait for its page tools, and report them."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in openArgs) (*mcp.CallToolResult, hub.TabInfo, error) {
+	s.ownCount += 4 // open, reload, activate, close
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_open_tab", InputSchema: schemaOpen,
+		Description: "Open a URL in a new tab; returns its tools once the page has them."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in openArgs) (*mcp.CallToolResult, any, error) {
 			wait := toolWait(in.WaitMS)
 			id, err := s.opts.Tabs.Open(ctx, in.URL)
 			if err != nil {
-				return nil, hub.TabInfo{}, err
+				return nil, nil, err
 			}
 			ti, ok := s.waitTools(ctx, id, wait, true)
 			if !ok {
-				return nil, hub.TabInfo{}, fmt.Errorf("the tab opened on %s was closed before its page was ready", in.URL)
+				return nil, nil, fmt.Errorf("the tab opened on %s was closed before its page was ready", in.URL)
 			}
 			return nil, ti, nil
 		})
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_reload_tab", Description: "[webmcp-cdp] Reload a tab, wait until the new page has loaded and its tools are back, and report them."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in reloadArgs) (*mcp.CallToolResult, hub.TabInfo, error) {
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_reload_tab", InputSchema: schemaTabWait,
+		Description: "Reload a tab whose page is stuck or lost its tools; returns its tools once back."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in reloadArgs) (*mcp.CallToolResult, any, error) {
 			ti, ok := s.hub.Tab(in.Tab)
 			if !ok {
-				return nil, hub.TabInfo{}, fmt.Errorf("no tab %d is open; webmcp_list_tabs lists the open tabs", in.Tab)
+				return nil, nil, noTab(in.Tab)
 			}
 			// The whole reload, load and tools, within the wait: a page that
 			// takes longer is reported as it is then.
@@ -132,14 +182,14 @@ func (s *Server) addOwnTools() {
 			rctx, cancel := context.WithDeadline(ctx, deadline)
 			defer cancel()
 			if err := s.opts.Tabs.Reload(rctx, ti.ID); err != nil && (rctx.Err() == nil || ctx.Err() != nil) {
-				return nil, hub.TabInfo{}, err
+				return nil, nil, err
 			}
 			// Reload returns once the new document loaded, so the old one's
 			// tools are gone: wait for the new one's to settle. A page that
 			// had no tools is not waited for beyond the quiet period.
 			now, ok := s.waitTools(ctx, ti.ID, time.Until(deadline), len(ti.Tools) > 0)
 			if !ok {
-				return nil, hub.TabInfo{}, fmt.Errorf("tab %d was closed while it reloaded", ti.N)
+				return nil, nil, fmt.Errorf("tab %d was closed while it reloaded", ti.N)
 			}
 			msg := fmt.Sprintf("done: tab %d (%s) reloaded", now.N, now.URL)
 			switch {
@@ -151,11 +201,11 @@ func (s *Server) addOwnTools() {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, now, nil
 		})
 	tabTool := func(name, desc string, do func(ctx context.Context, ti hub.TabInfo) error) {
-		mcp.AddTool(s.mcp, &mcp.Tool{Name: name, Description: desc},
+		mcp.AddTool(s.mcp, &mcp.Tool{Name: name, Description: desc, InputSchema: schemaTab},
 			func(ctx context.Context, _ *mcp.CallToolRequest, in tabArgs) (*mcp.CallToolResult, any, error) {
 				ti, ok := s.hub.Tab(in.Tab)
 				if !ok {
-					return nil, nil, fmt.Errorf("no tab %d is open; webmcp_list_tabs lists the open tabs", in.Tab)
+					return nil, nil, noTab(in.Tab)
 				}
 				if err := do(ctx, ti); err != nil {
 					return nil, nil, err
@@ -163,14 +213,19 @@ func (s *Server) addOwnTools() {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("done: tab %d (%s)", ti.N, ti.URL)}}}, nil, nil
 			})
 	}
-	tabTool("webmcp_activate_tab", "[webmcp-cdp] Bring a tab to the front; site-level tool names then go to it first.", func(ctx context.Context, ti hub.TabInfo) error {
+	tabTool("webmcp_activate_tab", "Bring a tab to the front: site-level tool names then go to it, and its tools lead your list.", func(ctx context.Context, ti hub.TabInfo) error {
 		if err := s.opts.Tabs.ActivateTab(ctx, ti.ID); err != nil {
 			return err
 		}
 		s.hub.SetActive(ti.ID)
 		return nil
 	})
-	tabTool("webmcp_close_tab", "[webmcp-cdp] Close a tab; its tools go away.", func(ctx context.Context, ti hub.TabInfo) error {
+	tabTool("webmcp_close_tab", "Close a tab and its tools.", func(ctx context.Context, ti hub.TabInfo) error {
 		return s.opts.Tabs.CloseTab(ctx, ti.ID)
 	})
+}
+
+// noTab is the error of a tab tool given a tab that is not open.
+func noTab(n int) error {
+	return fmt.Errorf("no tab %d is open (it may have been closed): webmcp_list_tabs lists the open tabs, and webmcp_open_tab opens a page again", n)
 }

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,6 +49,9 @@ type Options struct {
 	// is closed (see ToolSetOptions.FirstList); cmd/webmcp-cdp closes it
 	// once the start pages' tools have settled.
 	FirstList <-chan struct{}
+	// List says which page tools tools/list holds (default all of them;
+	// see listfilter.go).
+	List ListPolicy
 }
 
 // Server is an MCP server over a hub.
@@ -60,6 +64,10 @@ type Server struct {
 	listed map[string]pageTool // by routed name: what the last sync listed
 	calls  callLog
 	hitl   *hitl
+	// ownCount is the number of the server's own tools; unlisted counts
+	// the page tools the list policy leaves out of tools/list.
+	ownCount int
+	unlisted atomic.Int64
 }
 
 // callLog keeps the last calls for the status page.
@@ -116,7 +124,7 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		Logger:       opts.Logger,
 	})
-	s.tools = NewToolSet(s.mcp, ToolSetOptions{Logger: opts.Logger, FirstList: opts.FirstList})
+	s.tools = NewToolSet(s.mcp, ToolSetOptions{Logger: opts.Logger, FirstList: opts.FirstList, Unlisted: s.unlistedTool})
 	go s.tools.Run(ctx)
 	s.addOwnTools()
 	changes, stopChanges := h.Watch()
@@ -168,7 +176,7 @@ type pageTool struct {
 // sync makes the listed tools equal to the catalog: one new snapshot of the
 // ToolSet, in which only the tools that changed are rendered again.
 func (s *Server) sync() {
-	tools := s.hub.Tools()
+	tools := s.listedTools()
 	entries := make([]ToolEntry, 0, len(tools))
 	listed := make(map[string]pageTool, len(tools))
 	for _, rt := range tools {
