@@ -48,6 +48,7 @@ type searchIndex struct {
 	tools   []RoutedTool
 	post    map[string][]posting // word -> the tools that have it
 	vocab   []string             // the words, sorted, for prefix matches
+	byName  map[string]*toolWords
 }
 
 // posting is one tool's weight for one word: the sum of the weights of the
@@ -112,37 +113,72 @@ func stem(w string) string {
 	return w
 }
 
-// newSearchIndex indexes tools.
-func newSearchIndex(version uint64, tools []RoutedTool) *searchIndex {
-	ix := &searchIndex{version: version, tools: tools, post: make(map[string][]posting, 1024)}
-	// One tool's words and their weights, reused across tools.
-	acc := make(map[string]float32, 64)
-	for i, rt := range tools {
-		clear(acc)
-		add := func(weight float32) func(string) {
-			return func(w string) {
-				if acc[w] < weight {
-					// A word counts once per tool, in its best field; other
-					// fields add a little.
-					acc[w] = weight + acc[w]/4
-				} else {
-					acc[w] += weight / 4
-				}
+// toolWords is one tool's search words and their weights, kept from one
+// index to the next while the fields they come from stay the same.
+type toolWords struct {
+	name, tool, title, desc, site, url string
+	words                              []string
+	weights                            []float32
+}
+
+// same reports whether tw was made from rt's fields. The catalog keeps the
+// RoutedTool of a tool that did not change, so its strings are the same
+// memory and compare at once.
+func (tw *toolWords) same(rt RoutedTool) bool {
+	return tw.name == rt.Name && tw.tool == rt.Source.Tool && tw.title == rt.Tool.Title &&
+		tw.desc == rt.Tool.Description && tw.site == rt.Source.Site && tw.url == rt.Source.URL
+}
+
+// wordsOf splits a tool's fields into its search words, each with its
+// weight: a word counts once per tool, at the weight of its best field,
+// and each other field it is in adds a quarter of that field's weight.
+func wordsOf(rt RoutedTool, acc map[string]float32) *toolWords {
+	clear(acc)
+	add := func(weight float32) func(string) {
+		return func(w string) {
+			if acc[w] < weight {
+				acc[w] = weight + acc[w]/4
+			} else {
+				acc[w] += weight / 4
 			}
 		}
-		words(rt.Name, add(weightName))
-		if rt.Source.Tool != "" {
-			words(rt.Source.Tool, add(weightName))
+	}
+	words(rt.Name, add(weightName))
+	words(rt.Source.Tool, add(weightName))
+	words(rt.Tool.Title, add(weightTitle))
+	words(rt.Tool.Description, add(weightDesc))
+	words(rt.Source.Site, add(weightSite))
+	if u, err := url.Parse(rt.Source.URL); err == nil {
+		words(u.Hostname(), add(weightSite))
+		words(u.Path, add(weightSite))
+	}
+	tw := &toolWords{name: rt.Name, tool: rt.Source.Tool, title: rt.Tool.Title, desc: rt.Tool.Description,
+		site: rt.Source.Site, url: rt.Source.URL, words: make([]string, 0, len(acc)), weights: make([]float32, 0, len(acc))}
+	for w, weight := range acc {
+		tw.words = append(tw.words, w)
+		tw.weights = append(tw.weights, weight)
+	}
+	return tw
+}
+
+// newSearchIndex indexes tools, taking the words of tools that did not
+// change from prev (which may be nil).
+func newSearchIndex(version uint64, tools []RoutedTool, prev *searchIndex) *searchIndex {
+	ix := &searchIndex{version: version, tools: tools, post: make(map[string][]posting, 1024), byName: make(map[string]*toolWords, len(tools))}
+	acc := make(map[string]float32, 64)
+	for i, rt := range tools {
+		var tw *toolWords
+		if prev != nil {
+			if old := prev.byName[rt.Name]; old != nil && old.same(rt) {
+				tw = old
+			}
 		}
-		words(rt.Tool.Title, add(weightTitle))
-		words(rt.Tool.Description, add(weightDesc))
-		words(rt.Source.Site, add(weightSite))
-		if u, err := url.Parse(rt.Source.URL); err == nil {
-			words(u.Hostname(), add(weightSite))
-			words(u.Path, add(weightSite))
+		if tw == nil {
+			tw = wordsOf(rt, acc)
 		}
-		for w, weight := range acc {
-			ix.post[w] = append(ix.post[w], posting{tool: int32(i), weight: weight})
+		ix.byName[rt.Name] = tw
+		for j, w := range tw.words {
+			ix.post[w] = append(ix.post[w], posting{tool: int32(i), weight: tw.weights[j]})
 		}
 	}
 	ix.vocab = make([]string, 0, len(ix.post))
@@ -174,15 +210,22 @@ func (ix *searchIndex) search(query string, limit int) ([]SearchHit, int) {
 		}
 		return hits, len(ix.tools)
 	}
-	scores := make(map[int32]*SearchHit)
-	n := float64(len(ix.tools))
+	// Dense per-tool arrays: a search touches few words but may touch
+	// many tools, and maps would cost more than the scoring.
+	n := len(ix.tools)
+	score := make([]float64, n)
+	matched := make([]int32, n)
+	best := make([]float32, n) // this term's best weight per tool
+	var touched, hitTools []int32
 	for _, term := range terms {
-		// Per tool, the best weight this term reaches: exact, or a word
-		// it starts.
-		best := map[int32]float32{}
+		touched = touched[:0]
 		take := func(w string, scale float32) {
 			for _, p := range ix.post[w] {
-				if v := p.weight * scale; v > best[p.tool] {
+				v := p.weight * scale
+				if best[p.tool] == 0 {
+					touched = append(touched, p.tool)
+				}
+				if v > best[p.tool] {
 					best[p.tool] = v
 				}
 			}
@@ -195,26 +238,25 @@ func (ix *searchIndex) search(query string, limit int) ([]SearchHit, int) {
 				}
 			}
 		}
-		if len(best) == 0 {
+		if len(touched) == 0 {
 			continue
 		}
-		idf := math.Log(1 + n/float64(len(best)))
-		for tool, w := range best {
-			h := scores[tool]
-			if h == nil {
-				h = &SearchHit{Tool: ix.tools[tool]}
-				scores[tool] = h
+		idf := math.Log(1 + float64(n)/float64(len(touched)))
+		for _, t := range touched {
+			if matched[t] == 0 {
+				hitTools = append(hitTools, t)
 			}
-			h.Matched++
-			h.Score += float64(w) * idf
+			matched[t]++
+			score[t] += float64(best[t]) * idf
+			best[t] = 0
 		}
 	}
-	hits := make([]SearchHit, 0, len(scores))
-	for _, h := range scores {
-		hits = append(hits, *h)
+	hits := make([]SearchHit, 0, len(hitTools))
+	for _, t := range hitTools {
+		hits = append(hits, SearchHit{Tool: ix.tools[t], Matched: int(matched[t]), Score: score[t]})
 	}
 	sort.Slice(hits, func(i, j int) bool {
-		a, b := hits[i], hits[j]
+		a, b := &hits[i], &hits[j]
 		if a.Matched != b.Matched {
 			return a.Matched > b.Matched
 		}
@@ -254,7 +296,7 @@ func (h *Hub) searchIndex() *searchIndex {
 	h.mu.Lock()
 	version, tools := h.version, slices.Clone(h.list)
 	h.mu.Unlock()
-	ix := newSearchIndex(version, tools)
+	ix := newSearchIndex(version, tools, h.search.Load())
 	for {
 		old := h.search.Load()
 		if old != nil && old.version >= version {
