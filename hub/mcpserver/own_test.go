@@ -165,3 +165,22 @@ func TestParseListPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestTagStaysShort: a tool in many tabs is tagged with their count (the
+// numbers are in _meta), in few tabs with their numbers.
+func TestTagStaysShort(t *testing.T) {
+	tests := []struct {
+		p    core.Provenance
+		want string
+	}{
+		{core.Provenance{Site: "s", Tab: 2, Holders: 1, Active: true}, "[s · tab 2 · active]"},
+		{core.Provenance{Site: "s", Tab: 2, Holders: 2, Tabs: []int{1, 2}}, "[s · tabs 1, 2 · goes to tab 2 (latest)]"},
+		{core.Provenance{Site: "s", Tab: 7, Holders: 9, Tabs: []int{1, 2, 3, 4, 5, 6, 7, 8, 9}, Active: true}, "[s · 9 tabs · goes to tab 7 (active)]"},
+		{core.Provenance{Site: "s", Cached: true}, "[s · cached]"},
+	}
+	for _, tt := range tests {
+		if got := mcpserver.Tag(tt.p); got != tt.want {
+			t.Errorf("Tag(%+v) = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+}

@@ -111,10 +111,10 @@ func (b listBytes) String() string {
 }
 
 // rawLists records the raw results of tools/list a client reads, through
-// mcp.LoggingTransport.
+// mcp.LoggingTransport: every page of the last listing.
 type rawLists struct {
-	mu   sync.Mutex
-	last []byte
+	mu    sync.Mutex
+	pages [][]byte
 }
 
 func (r *rawLists) Write(p []byte) (int, error) {
@@ -125,7 +125,7 @@ func (r *rawLists) Write(p []byte) (int, error) {
 		}
 		if json.Unmarshal([]byte(rest), &msg) == nil && len(msg.Result) > 0 {
 			r.mu.Lock()
-			r.last = append([]byte(nil), msg.Result...)
+			r.pages = append(r.pages, append([]byte(nil), msg.Result...))
 			r.mu.Unlock()
 		}
 	}
@@ -155,22 +155,47 @@ func ListBytes(result []byte) (own, all, tools int, err error) {
 	return max(own-1, 0), all, len(res.Tools), nil
 }
 
-// measureList lists the tools once through cs and reads what rec saw.
+// measureList lists the tools once through cs, every page, and adds up
+// what rec saw.
 func measureList(ctx context.Context, cs *mcp.ClientSession, rec *rawLists) (listBytes, error) {
-	if _, err := cs.ListTools(ctx, nil); err != nil {
-		return listBytes{}, fmt.Errorf("tools/list: %w", err)
+	rec.mu.Lock()
+	rec.pages = nil
+	rec.mu.Unlock()
+	for _, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return listBytes{}, fmt.Errorf("tools/list: %w", err)
+		}
 	}
 	rec.mu.Lock()
-	raw := rec.last
-	rec.mu.Unlock()
-	own, all, n, err := ListBytes(raw)
-	return listBytes{own, all, n}, err
+	defer rec.mu.Unlock()
+	var b listBytes
+	for _, raw := range rec.pages {
+		own, all, n, err := ListBytes(raw)
+		if err != nil {
+			return b, err
+		}
+		b.own, b.all, b.tools = b.own+own, b.all+all, b.tools+n
+	}
+	return b, nil
 }
 
-// syntheticListRows measures tools/list of 100 tabs × 10 tools (the bench
-// page's echo tools, on one site) with --list all and --list active, served
-// in process to a go-sdk client.
+// syntheticListRows adds the rows of syntheticLists.
 func syntheticListRows(ctx context.Context, add func(what, value string)) error {
+	lists, err := syntheticLists(ctx)
+	if err != nil {
+		return err
+	}
+	for _, mode := range []mcpserver.ListMode{mcpserver.ListAll, mcpserver.ListActive} {
+		add(fmt.Sprintf("tools/list, 100 tabs × 10 tools, --list %s", mode), lists[mode].String())
+	}
+	return nil
+}
+
+// syntheticLists measures tools/list of 100 tabs × 10 tools (the bench
+// page's echo tools, on one site) with --list all and --list active,
+// served in process to a go-sdk client.
+func syntheticLists(ctx context.Context) (map[mcpserver.ListMode]listBytes, error) {
+	out := map[mcpserver.ListMode]listBytes{}
 	for _, mode := range []mcpserver.ListMode{mcpserver.ListAll, mcpserver.ListActive} {
 		h := hub.New(nopBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
 		for t := range 100 {
@@ -186,11 +211,11 @@ func syntheticListRows(ctx context.Context, add func(what, value string)) error 
 		}
 		b, err := inProcessList(ctx, h, mcpserver.ListPolicy{Mode: mode})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		add(fmt.Sprintf("tools/list, 100 tabs × 10 tools, --list %s", mode), b.String())
+		out[mode] = b
 	}
-	return nil
+	return out, nil
 }
 
 // inProcessList serves h with the list policy p and measures one
