@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,34 +19,14 @@ import (
 // go-sdk client. The pages are the shop (cart tools, on 127.0.0.1) and the
 // weather widget (chart tools, on localhost: another site).
 
-// rawLog keeps the raw result of the last tools/list the client read.
-type rawLog struct {
-	mu   sync.Mutex
-	list []byte
-}
-
-func (r *rawLog) Write(p []byte) (int, error) {
-	if rest, ok := strings.CutPrefix(string(p), "read: "); ok && strings.Contains(rest, `"tools":[`) {
-		var msg struct {
-			Result json.RawMessage `json:"result"`
-		}
-		if json.Unmarshal([]byte(rest), &msg) == nil && len(msg.Result) > 0 {
-			r.mu.Lock()
-			r.list = append([]byte(nil), msg.Result...)
-			r.mu.Unlock()
-		}
-	}
-	return len(p), nil
-}
-
-// startLogged is start with the client's transport logged into a rawLog,
+// startLogged is start with the client's transport logged into a recorder,
 // so that a test can measure tools/list as it came over the wire.
-func startLogged(t *testing.T, args ...string) (*client, *rawLog) {
+func startLogged(t *testing.T, args ...string) (*client, *bench.ListRecorder) {
 	t.Helper()
 	c := &client{t: t, stderr: &syncBuffer{}, changes: make(chan struct{}, 1000)}
 	c.cmd = exec.Command(binary, args...)
 	c.cmd.Stderr = c.stderr
-	log := &rawLog{}
+	log := &bench.ListRecorder{}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "e2e-agent", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
@@ -119,10 +98,11 @@ func TestAgentSurface(t *testing.T) {
 	shopSite := strings.TrimSuffix(viewCart, "_view_cart")
 
 	t.Run("own tools in 2 KB", func(t *testing.T) {
-		log.mu.Lock()
-		raw := log.list
-		log.mu.Unlock()
-		own, all, n, err := bench.ListBytes(raw)
+		pages := log.Pages()
+		if len(pages) == 0 {
+			t.Fatal("the client read no tools/list")
+		}
+		own, all, n, err := bench.ListBytes(pages[len(pages)-1])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -110,14 +111,30 @@ func (b listBytes) String() string {
 	return fmt.Sprintf("own tools %d B; whole list %d B (%d tools)", b.own, b.all, b.tools)
 }
 
-// rawLists records the raw results of tools/list a client reads, through
-// mcp.LoggingTransport: every page of the last listing.
-type rawLists struct {
+// ListRecorder records the raw results of the tools/list requests a
+// client reads: it is the Writer of an mcp.LoggingTransport around the
+// client's transport, so the bytes are those that came over the wire.
+type ListRecorder struct {
 	mu    sync.Mutex
 	pages [][]byte
 }
 
-func (r *rawLists) Write(p []byte) (int, error) {
+// Pages returns the raw results recorded since the last Reset.
+func (r *ListRecorder) Pages() [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.pages)
+}
+
+// Reset forgets the results recorded so far.
+func (r *ListRecorder) Reset() {
+	r.mu.Lock()
+	r.pages = nil
+	r.mu.Unlock()
+}
+
+// Write takes one line of mcp.LoggingTransport's log.
+func (r *ListRecorder) Write(p []byte) (int, error) {
 	line := string(p)
 	if rest, ok := strings.CutPrefix(line, "read: "); ok && strings.Contains(rest, `"tools":[`) {
 		var msg struct {
@@ -157,19 +174,15 @@ func ListBytes(result []byte) (own, all, tools int, err error) {
 
 // measureList lists the tools once through cs, every page, and adds up
 // what rec saw.
-func measureList(ctx context.Context, cs *mcp.ClientSession, rec *rawLists) (listBytes, error) {
-	rec.mu.Lock()
-	rec.pages = nil
-	rec.mu.Unlock()
+func measureList(ctx context.Context, cs *mcp.ClientSession, rec *ListRecorder) (listBytes, error) {
+	rec.Reset()
 	for _, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			return listBytes{}, fmt.Errorf("tools/list: %w", err)
 		}
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
 	var b listBytes
-	for _, raw := range rec.pages {
+	for _, raw := range rec.Pages() {
 		own, all, n, err := ListBytes(raw)
 		if err != nil {
 			return b, err
@@ -230,7 +243,7 @@ func inProcessList(ctx context.Context, h *hub.Hub, p mcpserver.ListPolicy) (lis
 		return listBytes{}, err
 	}
 	defer ss.Close()
-	rec := &rawLists{}
+	rec := &ListRecorder{}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "webmcp-cdp-bench", Version: "1"}, nil).
 		Connect(ctx, &mcp.LoggingTransport{Transport: ct, Writer: rec}, nil)
 	if err != nil {
@@ -271,7 +284,7 @@ func demoListRows(ctx context.Context, bin, base string, add func(what, value st
 			}
 			cmd := exec.Command(bin, args...)
 			cmd.Stderr = os.Stderr
-			rec := &rawLists{}
+			rec := &ListRecorder{}
 			cs, err := newClient(make(chan struct{}, 1)).Connect(ctx, &mcp.LoggingTransport{Transport: &mcp.CommandTransport{Command: cmd}, Writer: rec}, nil)
 			if err != nil {
 				return fmt.Errorf("starting %s on the %s pages: %w", bin, set.what, err)
