@@ -155,59 +155,78 @@ func TestAgentSurface(t *testing.T) {
 }
 
 // TestAgentListActive: with --list active, tools/list holds one tab's
-// page tools; webmcp_activate_tab switches it (with list_changed), and the
-// other tab's tools still answer by name and through search.
+// page tools; webmcp_activate_tab switches it to the other tab's (with
+// list_changed), and the unlisted tab's tools still answer by name and
+// through search.
 func TestAgentListActive(t *testing.T) {
 	shop, widget := shopAndWidget(t)
 	c := start(t, "launch", "--headless", "--list", "active", shop, widget)
-	// The start pages open in order: the widget's tab is the most recent.
-	tools := c.waitFor("the widget's tools alone", func(m map[string]*mcp.Tool) bool {
-		return len(toolWithSuffix(m, "update_chart")) == 1 && len(toolWithSuffix(m, "view_cart")) == 0
-	})
-	chart := toolWithSuffix(tools, "update_chart")[0]
-	widgetSite := strings.TrimSuffix(chart, "_update_chart")
-	for name := range tools {
-		if !strings.HasPrefix(name, "webmcp_") && !strings.HasPrefix(name, widgetSite+"_") {
-			t.Errorf("--list active lists %s, not the active tab's", name)
+	// Which tab comes first is the most recently used one: either.
+	pageTools := func(m map[string]*mcp.Tool) (sites map[string]int) {
+		sites = map[string]int{}
+		for name := range m {
+			if !strings.HasPrefix(name, "webmcp_") {
+				sites[siteOf(name)]++
+			}
 		}
+		return sites
 	}
-	shopTab := 0
+	oneTab := func(m map[string]*mcp.Tool) bool {
+		sites := pageTools(m)
+		for _, n := range sites {
+			return len(sites) == 1 && (n == 5 && len(toolWithSuffix(m, "view_cart")) == 1 || n == 4 && len(toolWithSuffix(m, "update_chart")) == 1)
+		}
+		return false
+	}
+	tools := c.waitFor("one tab's tools alone", oneTab)
+	first := "shop"
+	if len(toolWithSuffix(tools, "update_chart")) == 1 {
+		first = "widget"
+	}
+	other := map[string]string{"shop": "widget", "widget": "shop"}[first]
+	otherTab := 0
 	for _, tab := range c.tabs() {
-		if strings.HasSuffix(tab.URL, "/shop/") {
-			shopTab = tab.Tab
+		if strings.HasSuffix(tab.URL, "/"+other+"/") {
+			otherTab = tab.Tab
 		}
 	}
-	if shopTab == 0 {
-		t.Fatalf("no shop tab in %+v", c.tabs())
+	if otherTab == 0 {
+		t.Fatalf("no %s tab in %+v", other, c.tabs())
 	}
-	hidden := c.search(map[string]any{"query": "view cart"})
-	if len(hidden.Tools) == 0 || !strings.HasSuffix(hidden.Tools[0].Name, "_view_cart") || !strings.Contains(hidden.Note, "not in your tool list") {
-		t.Fatalf("webmcp_list_tools view cart = %+v, want the shop's view_cart and a note on unlisted tools", hidden)
+	// The other tab's tools are found by search and answer by name.
+	probe := map[string][2]string{"shop": {"view cart", "_view_cart"}, "widget": {"forecast chart", "_update_chart"}}[other]
+	query, want := probe[0], probe[1]
+	hidden := c.search(map[string]any{"query": query})
+	if len(hidden.Tools) == 0 || !strings.HasSuffix(hidden.Tools[0].Name, want) || !strings.Contains(hidden.Note, "not in your tool list") {
+		t.Fatalf("webmcp_list_tools %q = %+v, want the %s's %s first and a note on unlisted tools", query, hidden, other, want)
 	}
-	viewCart := hidden.Tools[0].Name
-	if got := c.callOK(viewCart, map[string]any{}); !strings.Contains(got, `"items"`) {
-		t.Errorf("the unlisted %s = %s", viewCart, got)
+	unlisted := hidden.Tools[0].Name
+	if tools[unlisted] != nil {
+		t.Fatalf("%s is listed with the %s's tab active", unlisted, first)
+	}
+	if res := c.call(unlisted, map[string]any{}); res.IsError {
+		t.Errorf("the unlisted %s: %s", unlisted, text(res))
 	}
 
 	c.drainChanges()
-	c.callOK("webmcp_activate_tab", map[string]any{"tab": shopTab})
+	c.callOK("webmcp_activate_tab", map[string]any{"tab": otherTab})
 	c.waitChange("webmcp_activate_tab")
-	tools = c.waitFor("the shop's tools alone", func(m map[string]*mcp.Tool) bool {
-		return m[viewCart] != nil && len(toolWithSuffix(m, "update_chart")) == 0
-	})
-	page := 0
-	for name := range tools {
-		if !strings.HasPrefix(name, "webmcp_") {
-			page++
+	tools = c.waitFor("the other tab's tools alone", func(m map[string]*mcp.Tool) bool { return m[unlisted] != nil && oneTab(m) })
+	if n := len(pageTools(tools)); n != 1 {
+		t.Errorf("after webmcp_activate_tab, page tools of %d sites are listed: %v", n, names(tools))
+	}
+}
+
+// siteOf is the site part of a page tool's routed name: the shop's and the
+// widget's tool names are known.
+func siteOf(name string) string {
+	for _, tool := range []string{"search_products", "add_to_cart", "remove_from_cart", "view_cart", "checkout",
+		"get_forecast", "update_chart", "set_units", "open_full_forecast"} {
+		if site, ok := strings.CutSuffix(name, "_"+tool); ok {
+			return site
 		}
 	}
-	if page != 5 {
-		t.Errorf("with the shop's tab active, %d page tools are listed, want the shop's 5: %v", page, names(tools))
-	}
-	// The widget's tool, now unlisted, still answers by its name.
-	if got := c.callOK(chart, map[string]any{"style": "line"}); got != "chart drawn as line" {
-		t.Errorf("the unlisted %s = %q", chart, got)
-	}
+	return name
 }
 
 func sortedCopy(s []string) []string {
