@@ -1,9 +1,9 @@
 // Package mcpserver serves a hub's routed tools over MCP with the go-sdk:
 // it keeps the server's tool list in step with the catalog (the SDK then
 // sends notifications/tools/list_changed) and adds a few tools of its own
-// for agents: list, open, activate, reload and close tabs, and
-// webmcp_list_tools and webmcp_call for clients that never refresh their
-// tool list.
+// for agents (own.go): list, open, activate, reload and close tabs, tool
+// search (webmcp_list_tools) and webmcp_call, which reach every page tool
+// whether or not the client's list holds it (listfilter.go).
 package mcpserver
 
 import (
