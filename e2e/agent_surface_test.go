@@ -178,6 +178,24 @@ func TestAgentListActive(t *testing.T) {
 		}
 		return false
 	}
+	// Both pages must have registered first: until then the list may
+	// follow the one that did.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		withTools := 0
+		for _, tab := range c.tabs() {
+			if len(tab.Tools) > 0 {
+				withTools++
+			}
+		}
+		if withTools == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the shop's and the widget's tabs did not both get their tools: %+v", c.tabs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	tools := c.waitFor("one tab's tools alone", oneTab)
 	first := "shop"
 	if len(toolWithSuffix(tools, "update_chart")) == 1 {
