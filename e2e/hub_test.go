@@ -197,7 +197,7 @@ func TestCallInterrupted(t *testing.T) {
 		action, tool, want string
 	}{
 		{"reload", "webmcp_reload_tab", "the page navigated away"},
-		{"close", "webmcp_close_tab", "the tab was closed"},
+		{"close", "webmcp_close_tab", "its tab was closed"},
 	} {
 		t.Run(tc.action, func(t *testing.T) {
 			tools := c.waitFor("the hostile page's tools", hasSuffix("never", 1))

@@ -64,7 +64,7 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, tabN 
 	}
 	h.mu.Unlock()
 	if !ok {
-		return errorResult("no open page has a tool named %q: its tab may have closed or navigated away; list the tools again (webmcp_list_tools)", name)
+		return h.UnknownTool(name)
 	}
 	var schema *compiled
 	tool, url := e.Tool.Name, e.URL
@@ -89,11 +89,12 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, tabN 
 func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args json.RawMessage, tabN *int) (res core.Outcome, retry bool) {
 	t := c.tab
 	*tabN = t.n
+	t.touch(h)
 	select {
 	case t.inflight <- struct{}{}:
 		defer func() { <-t.inflight }()
 	default:
-		return errorResult("tab %d already runs %d calls; try again when one finishes", t.n, cap(t.inflight)), false
+		return errorResult("%s was refused: tab %d already runs %d calls, the limit set by --max-inflight-per-tab; try again when one finishes", name, t.n, cap(t.inflight)), false
 	}
 	callCtx, cancel := context.WithTimeoutCause(budget, h.opts.CallTimeout, errCallTimeout)
 	defer cancel()
@@ -115,15 +116,15 @@ func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args
 		case ctx.Err() != nil:
 			return errorResult("the client's deadline passed before %s answered", name), false
 		case errors.Is(context.Cause(callCtx), errCallTimeout):
-			return errorResult("%s did not answer within %s", name, h.opts.CallTimeout), false
+			return errorResult("%s did not answer within %s, the limit set by --call-timeout; the page may be busy: try again, reload the tab (webmcp_reload_tab with tab %d), or restart webmcp-cdp with a longer --call-timeout", name, h.opts.CallTimeout, t.n), false
 		case errors.Is(err, core.ErrPageCrashed):
 			return errorResult("%s did not finish: the page in tab %d crashed; its tools come back when it is reloaded (webmcp_reload_tab with tab %d)", name, t.n, t.n), false
 		}
 		switch h.whatHappened(c) {
 		case tabClosed:
-			return errorResult("%s did not finish: the tab was closed", name), true
+			return errorResult("%s did not finish: its tab was closed; open the page again with webmcp_open_tab (url %s), then call the tool again", name, c.doc.URL), true
 		case navigated:
-			return errorResult("%s did not finish: the page navigated away (if the new page registers the tool again, it comes back)", name), true
+			return errorResult("%s did not finish: the page navigated away; if the new page registers the tool again it comes back, else webmcp_list_tools finds the tools there are now", name), true
 		}
 		return errorResult("%s failed: %v", name, err), false
 	}

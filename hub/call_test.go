@@ -109,8 +109,9 @@ func TestCallTimeout(t *testing.T) {
 	if !r.IsError {
 		t.Fatal("a call that never answers is not an error")
 	}
-	if got, want := text(t, r), site+"_search did not answer within 50ms"; got != want {
-		t.Errorf("text = %q, want %q", got, want)
+	// The error names the limit and the flag that sets it.
+	if got, want := text(t, r), site+"_search did not answer within 50ms, the limit set by --call-timeout"; !strings.HasPrefix(got, want) {
+		t.Errorf("text = %q, want it to start with %q", got, want)
 	}
 }
 
@@ -209,7 +210,7 @@ func TestCallErrorWording(t *testing.T) {
 				time.Sleep(50 * time.Millisecond) // the detach comes a moment later
 				h.TabClosed("A")
 			}()
-		}), site + "_search did not finish: the tab was closed"},
+		}), site + "_search did not finish: its tab was closed; open the page again with webmcp_open_tab (url " + origin + "/page-a)"},
 		{"another failure", time.Minute, 0, fail("the page script failed: boom", func(*hub.Hub) {}),
 			site + "_search failed: the page script failed: boom"},
 	}

@@ -20,8 +20,11 @@
 //
 //   - hub.go: the Hub, its Options, and the interfaces it needs from a
 //     browser; the listing (Tools, Version).
-//   - tabs.go: the open tabs and the active one (TabOpened, TabClosed,
-//     SetActive, Tabs).
+//   - tabs.go: the open tabs, the active one and their recency (TabOpened,
+//     TabClosed, SetActive, Tabs, TabOrder).
+//   - search.go: tool search over the catalog (Search, Closest), an
+//     inverted index rebuilt on the first search after a change;
+//     unknown.go: the error of a call to a name the catalog lacks.
 //   - update.go: the one admission path a document's tools take into the
 //     catalog (Update, DropDoc), with refusals recorded as data.
 //   - catalog.go and names.go: the groups of documents that share a tool,

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
@@ -91,6 +92,10 @@ type Hub struct {
 	// outside the catalog's lock.
 	callWatchers callWatchers
 	store        *stateStore // nil without a state directory
+	// search is the tool-search index of the latest catalog searched
+	// (search.go); useSeq numbers the uses of tabs, for recency (tabs.go).
+	search atomic.Pointer[searchIndex]
+	useSeq atomic.Uint64
 
 	mu      sync.Mutex
 	tabs    map[string]*tab
@@ -149,6 +154,9 @@ type tab struct {
 	id       string
 	n        int
 	inflight chan struct{}
+	// used is when the tab was last used (opened, activated, called), in
+	// Hub.useSeq's numbers.
+	used atomic.Uint64
 
 	url, title string
 	budget     *rate.Limiter   // registrations of new tool names (newRegistrationBudget)

@@ -190,14 +190,16 @@ func TestReservedNamesStayOurs(t *testing.T) {
 	}
 }
 
-// TestListToolsCompact: webmcp_list_tools lists the page tools compactly,
-// filtered, with schemas on request.
+// TestListToolsCompact: webmcp_list_tools finds page tools by the words of
+// a query, best first, compactly, with schemas on request and a limit that
+// says how many more matched.
 func TestListToolsCompact(t *testing.T) {
 	h := hub.New(&fakeBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
 	c := connect(t, h)
 	h.Update(mkDoc("a", "A", origin), []core.Tool{
 		{Name: "search", Description: "Finds notes.\nLong details follow.", InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)},
 		{Name: "add", Description: strings.Repeat("é", 300)},
+		{Name: "add_note", Title: "Add a note", Description: "Adds a note to the list."},
 	}, nil)
 	h.TabClosed("B") // no such tab: nothing happens
 	type listed struct {
@@ -206,16 +208,22 @@ func TestListToolsCompact(t *testing.T) {
 			Description string         `json:"description"`
 			InputSchema map[string]any `json:"inputSchema"`
 		} `json:"tools"`
+		More int    `json:"more"`
+		Note string `json:"note"`
 	}
 	tests := []struct {
 		name      string
 		args      map[string]any
 		wantNames []string
 		schemas   bool
+		wantMore  int
 	}{
-		{"all", map[string]any{}, []string{site + "_add", site + "_search"}, false},
-		{"filter", map[string]any{"filter": "NOTES"}, []string{site + "_search"}, false},
-		{"schemas", map[string]any{"filter": "search", "schemas": true}, []string{site + "_search"}, true},
+		{"all", map[string]any{}, []string{site + "_add", site + "_add_note", site + "_search"}, false, 0},
+		{"query, any letter case", map[string]any{"query": "NOTES"}, []string{site + "_add_note", site + "_search"}, false, 0},
+		{"the name's words first", map[string]any{"query": "add a note"}, []string{site + "_add_note", site + "_add", site + "_search"}, false, 0},
+		{"schemas", map[string]any{"query": "find", "schema": true}, []string{site + "_search"}, true, 0},
+		{"limit", map[string]any{"query": "note", "limit": 1}, []string{site + "_add_note"}, false, 1},
+		{"no match", map[string]any{"query": "cart"}, nil, false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -240,6 +248,9 @@ func TestListToolsCompact(t *testing.T) {
 			}
 			if fmt.Sprint(names) != fmt.Sprint(tt.wantNames) {
 				t.Errorf("names = %q, want %q", names, tt.wantNames)
+			}
+			if got.More != tt.wantMore || (tt.wantMore > 0) != strings.Contains(got.Note, "more match") {
+				t.Errorf("more = %d, note %q; want %d more", got.More, got.Note, tt.wantMore)
 			}
 		})
 	}

@@ -32,8 +32,12 @@ func (h *Hub) tabLocked(id string) *tab {
 	t := &tab{id: id, n: n, inflight: make(chan struct{}, h.opts.MaxInflightPerTab),
 		budget: newRegistrationBudget(h.opts.Limits.RegistrationsPerMinute), known: map[string]bool{}, refused: map[string]bool{}}
 	h.tabs[id] = t
+	t.touch(h)
 	return t
 }
+
+// touch records that t was just used: opened, activated, or called.
+func (t *tab) touch(h *Hub) { t.used.Store(h.useSeq.Add(1)) }
 
 // TabClosed forgets a tab and every document in it. Its cached tools stay.
 func (h *Hub) TabClosed(id string) {
@@ -95,6 +99,9 @@ func (h *Hub) SetActive(id string) {
 	h.tabEntriesLocked(h.active, dirty)
 	h.tabEntriesLocked(id, dirty)
 	h.active = id
+	if t := h.tabs[id]; t != nil {
+		t.touch(h)
+	}
 	h.finish(h.rebuildLocked(dirty))
 }
 
@@ -157,4 +164,32 @@ func (h *Hub) TabOf(id string) (TabInfo, bool) {
 		}
 	}
 	return TabInfo{}, false
+}
+
+// TabOrder returns the numbers of the open tabs, the active tab first, then
+// the most recently used (opened, activated or called) first. With no tab
+// made active, the most recently used one comes first.
+func (h *Hub) TabOrder() []int {
+	h.mu.Lock()
+	tabs := make([]*tab, 0, len(h.tabs))
+	for _, t := range h.tabs {
+		tabs = append(tabs, t)
+	}
+	active := h.active
+	h.mu.Unlock()
+	sort.Slice(tabs, func(i, j int) bool {
+		a, b := tabs[i], tabs[j]
+		if (a.id == active) != (b.id == active) {
+			return a.id == active
+		}
+		if ua, ub := a.used.Load(), b.used.Load(); ua != ub {
+			return ua > ub
+		}
+		return a.n < b.n
+	})
+	out := make([]int, len(tabs))
+	for i, t := range tabs {
+		out[i] = t.n
+	}
+	return out
 }

@@ -100,4 +100,31 @@ func TestTabs(t *testing.T) {
 	}
 }
 
+// TestTabOrder: the active tab first, then the most recently used
+// (opened, activated, called).
+func TestTabOrder(t *testing.T) {
+	h := hub.New(&fakeBrowser{}, hub.Options{})
+	h.TabOpened("A", origin+"/a", "A")
+	h.TabOpened("B", origin+"/b", "B")
+	h.TabOpened("C", origin+"/c", "C")
+	h.Update(mkDoc("a", "A", origin), mkTools("x"), nil)
+	steps := []struct {
+		what string
+		do   func()
+		want []int
+	}{
+		{"opened in order", func() {}, []int{3, 2, 1}},
+		{"a call into tab 1", func() { h.Call(t.Context(), site+"_x", nil) }, []int{1, 3, 2}},
+		{"tab 2 made active", func() { h.SetActive("B") }, []int{2, 1, 3}},
+		{"a call into tab 1 keeps the active tab first", func() { h.Call(t.Context(), site+"_x", nil) }, []int{2, 1, 3}},
+		{"the active tab closed", func() { h.TabClosed("B") }, []int{1, 3}},
+	}
+	for _, s := range steps {
+		s.do()
+		if got := h.TabOrder(); !reflect.DeepEqual(got, s.want) {
+			t.Errorf("after %s: TabOrder = %v, want %v", s.what, got, s.want)
+		}
+	}
+}
+
 // ---- concurrency --------------------------------------------------------

@@ -109,6 +109,10 @@ type ToolSetOptions struct {
 	FirstList <-chan struct{}
 	// Logger receives the log (default slog.Default()).
 	Logger *slog.Logger
+	// Unlisted, when set, gives the handler of a tools/call whose name is
+	// not in the set (a tool left out of the list, or none at all); nil
+	// leaves the call to the server's own tools.
+	Unlisted func(name string) mcp.ToolHandler
 }
 
 // ToolSet serves a changing set of tools on a go-sdk server next to the
@@ -421,13 +425,18 @@ func (ts *ToolSet) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, unknownTool(r.Params.Name)
 			}
 			s := ts.cur.Load()
-			i, ok := s.byName[r.Params.Name]
-			if !ok {
+			var h mcp.ToolHandler
+			if i, ok := s.byName[r.Params.Name]; ok {
+				h = s.tools[i].Handler
+			} else if ts.opts.Unlisted != nil {
+				h = ts.opts.Unlisted(r.Params.Name)
+			}
+			if h == nil {
 				break
 			}
 			p := *r.Params
 			p.Name = dispatchName
-			ctx = context.WithValue(ctx, dispatchKey{}, dispatched{handler: s.tools[i].Handler, name: r.Params.Name})
+			ctx = context.WithValue(ctx, dispatchKey{}, dispatched{handler: h, name: r.Params.Name})
 			return next(ctx, method, &mcp.CallToolRequest{Session: r.Session, Params: &p, Extra: r.Extra})
 		case "subscriptions/listen":
 			res, err := next(ctx, method, req)

@@ -42,10 +42,15 @@ func CallToolResult(o core.Outcome) *mcp.CallToolResult {
 // provenance.
 const SourceMetaKey = "webmcp-cdp/source"
 
+// maxTaggedTabs is the most tab numbers a tag lists; a tool in more tabs
+// is tagged with their count.
+const maxTaggedTabs = 4
+
 // Tag is the short provenance tag the MCP edge puts in front of a routed
 // tool's description: "[site · tab N]", "[site · tab N · active]",
 // "[site · tab N (2 frames) · goes to the latest]", "[site · tabs 1, 2 ·
-// goes to tab 2 (active)]" or "[site · cached]".
+// goes to tab 2 (active)]", "[site · 12 tabs · goes to tab 3 (latest)]" or
+// "[site · cached]".
 func Tag(p core.Provenance) string {
 	var tag strings.Builder
 	tag.WriteString("[" + p.Site + " · ")
@@ -60,11 +65,17 @@ func Tag(p core.Provenance) string {
 	case len(p.Tabs) <= 1:
 		tag.WriteString("tab " + strconv.Itoa(p.Tab) + " (" + strconv.Itoa(p.Holders) + " frames) · goes to the latest")
 	default:
-		nums := make([]string, len(p.Tabs))
-		for i, n := range p.Tabs {
-			nums[i] = strconv.Itoa(n)
+		if len(p.Tabs) > maxTaggedTabs {
+			// The list is in _meta; the description stays short.
+			tag.WriteString(strconv.Itoa(len(p.Tabs)) + " tabs")
+		} else {
+			nums := make([]string, len(p.Tabs))
+			for i, n := range p.Tabs {
+				nums[i] = strconv.Itoa(n)
+			}
+			tag.WriteString("tabs " + strings.Join(nums, ", "))
 		}
-		tag.WriteString("tabs " + strings.Join(nums, ", ") + " · goes to tab " + strconv.Itoa(p.Tab))
+		tag.WriteString(" · goes to tab " + strconv.Itoa(p.Tab))
 		if p.Active {
 			tag.WriteString(" (active)")
 		} else {

@@ -112,10 +112,16 @@ type env struct {
 // set, it becomes Options.Tabs and learns the hub.
 func start(t *testing.T, tabs *fakeTabs) *env {
 	t.Helper()
+	return startOpts(t, tabs, mcpserver.Options{})
+}
+
+// startOpts is start with server options (Version and Logger are set).
+func startOpts(t *testing.T, tabs *fakeTabs, opts mcpserver.Options) *env {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &env{browser: &fakeBrowser{}, changedC: make(chan struct{}, 1000)}
 	e.hub = hub.New(e.browser, hub.Options{})
-	opts := mcpserver.Options{Version: "test", Logger: slog.New(slog.DiscardHandler)}
+	opts.Version, opts.Logger = "test", slog.New(slog.DiscardHandler)
 	if tabs != nil {
 		tabs.hub = e.hub
 		opts.Tabs = tabs

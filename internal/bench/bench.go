@@ -160,6 +160,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := memory(ctx, h, page, opts.Tabs, add); err != nil {
 		return nil, err
 	}
+	if err := surfaceRows(ctx, opts.Binary, "http://"+ln.Addr().String(), add); err != nil {
+		return nil, err
+	}
 	return rep, nil
 }
 

@@ -1,0 +1,254 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/bench"
+)
+
+// The agent surface (issue 19): what a model meets in tools/list, tool
+// search, and --list active, through the real binary, Chromium and the
+// go-sdk client. The pages are the shop (cart tools, on 127.0.0.1) and the
+// weather widget (chart tools, on localhost: another site).
+
+// startLogged is start with the client's transport logged into a recorder,
+// so that a test can measure tools/list as it came over the wire.
+func startLogged(t *testing.T, args ...string) (*client, *bench.ListRecorder) {
+	t.Helper()
+	c := &client{t: t, stderr: &syncBuffer{}, changes: make(chan struct{}, 1000)}
+	c.cmd = exec.Command(binary, args...)
+	c.cmd.Stderr = c.stderr
+	log := &bench.ListRecorder{}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "e2e-agent", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case c.changes <- struct{}{}:
+			default:
+			}
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := cl.Connect(ctx, &mcp.LoggingTransport{Transport: &mcp.CommandTransport{Command: c.cmd}, Writer: log}, nil)
+	if err != nil {
+		t.Fatalf("connecting to webmcp-cdp %v: %v\nstderr:\n%s", args, err, c.stderr.String())
+	}
+	c.cs = cs
+	t.Cleanup(func() {
+		cs.Close()
+		if t.Failed() {
+			t.Logf("webmcp-cdp stderr:\n%s", c.stderr.String())
+		}
+	})
+	return c, log
+}
+
+// shopAndWidget serves the fixtures and returns the shop's and the
+// widget's URLs, on two sites.
+func shopAndWidget(t *testing.T) (shop, widget string) {
+	base := serveFixtures(t)
+	return base + "/shop/", strings.Replace(base, "127.0.0.1", "localhost", 1) + "/widget/"
+}
+
+// searchResult is webmcp_list_tools's structured answer.
+type searchResult struct {
+	Tools []struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		InputSchema map[string]any `json:"inputSchema"`
+	} `json:"tools"`
+	More int    `json:"more"`
+	Note string `json:"note"`
+}
+
+// search calls webmcp_list_tools with args.
+func (c *client) search(args map[string]any) searchResult {
+	c.t.Helper()
+	res := c.call("webmcp_list_tools", args)
+	if res.IsError {
+		c.t.Fatalf("webmcp_list_tools %v: %s", args, text(res))
+	}
+	var out searchResult
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &out); err != nil {
+		c.t.Fatalf("webmcp_list_tools gave %s: %v", b, err)
+	}
+	return out
+}
+
+// TestAgentSurface: the server's own tools take at most 2 KB of the
+// tools/list a real client reads, page tools keep their provenance, and a
+// search for "cart" finds the shop's cart tools, not the widget's chart
+// tools, callable through webmcp_call.
+func TestAgentSurface(t *testing.T) {
+	shop, widget := shopAndWidget(t)
+	c, log := startLogged(t, "launch", "--headless", shop, widget)
+	tools := c.waitFor("the shop's and the widget's tools", func(m map[string]*mcp.Tool) bool {
+		return len(toolWithSuffix(m, "view_cart")) == 1 && len(toolWithSuffix(m, "update_chart")) == 1
+	})
+	viewCart, chart := toolWithSuffix(tools, "view_cart")[0], toolWithSuffix(tools, "update_chart")[0]
+	shopSite := strings.TrimSuffix(viewCart, "_view_cart")
+
+	t.Run("own tools in 2 KB", func(t *testing.T) {
+		pages := log.Pages()
+		if len(pages) == 0 {
+			t.Fatal("the client read no tools/list")
+		}
+		own, all, n, err := bench.ListBytes(pages[len(pages)-1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("tools/list: own tools %d B, whole list %d B, %d tools", own, all, n)
+		if own == 0 || own > 2048 {
+			t.Errorf("the own tools take %d bytes of tools/list, want at most 2048", own)
+		}
+		for name, tl := range tools {
+			if strings.HasPrefix(name, "webmcp_") {
+				if tl.Meta != nil || tl.OutputSchema != nil || strings.Contains(tl.Description, "[webmcp-cdp]") {
+					t.Errorf("own tool %s carries _meta, an outputSchema or a prefix: %+v", name, tl)
+				}
+				continue
+			}
+			// Page tools keep their provenance: _meta and the origin/tab tag.
+			src := source(t, tl)
+			if src["origin"] == "" || !strings.HasPrefix(tl.Description, "[") || !strings.Contains(tl.Description, "tab ") {
+				t.Errorf("page tool %s lost its provenance: %q %v", name, tl.Description, src)
+			}
+		}
+	})
+
+	t.Run("search cart", func(t *testing.T) {
+		got := c.search(map[string]any{"query": "cart"})
+		var names []string
+		for _, tl := range got.Tools {
+			names = append(names, tl.Name)
+			if !strings.HasPrefix(tl.Name, shopSite+"_") {
+				t.Errorf("a search for cart found %s, not a shop tool", tl.Name)
+			}
+		}
+		want := []string{shopSite + "_add_to_cart", shopSite + "_remove_from_cart", shopSite + "_view_cart"}
+		if len(names) < 3 || !slices.Equal(sortedCopy(names[:3]), want) {
+			t.Errorf("a search for cart found %q, want the shop's cart tools %q first", names, want)
+		}
+		if slices.Contains(names, chart) {
+			t.Errorf("a search for cart found the widget's %s", chart)
+		}
+		// Several words, with schemas.
+		got = c.search(map[string]any{"query": "add item to cart", "schema": true, "limit": 1})
+		if len(got.Tools) != 1 || got.Tools[0].Name != shopSite+"_add_to_cart" || got.Tools[0].InputSchema == nil || got.More == 0 {
+			t.Errorf("add item to cart (limit 1, schema) = %+v, want add_to_cart with its schema and more", got)
+		}
+		// What the search found is called through webmcp_call.
+		res := c.call("webmcp_call", map[string]any{"name": shopSite + "_add_to_cart", "arguments": map[string]any{"product": "tea", "quantity": 2}})
+		if res.IsError || !strings.Contains(text(res), `"qty":2`) {
+			t.Errorf("webmcp_call add_to_cart = %v %s", res.IsError, text(res))
+		}
+	})
+}
+
+// TestAgentListActive: with --list active, tools/list holds one tab's
+// page tools; webmcp_activate_tab switches it to the other tab's (with
+// list_changed), and the unlisted tab's tools still answer by name and
+// through search.
+func TestAgentListActive(t *testing.T) {
+	shop, widget := shopAndWidget(t)
+	c := start(t, "launch", "--headless", "--list", "active", shop, widget)
+	// Which tab comes first is the most recently used one: either.
+	pageTools := func(m map[string]*mcp.Tool) (sites map[string]int) {
+		sites = map[string]int{}
+		for name := range m {
+			if !strings.HasPrefix(name, "webmcp_") {
+				sites[siteOf(name)]++
+			}
+		}
+		return sites
+	}
+	oneTab := func(m map[string]*mcp.Tool) bool {
+		sites := pageTools(m)
+		for _, n := range sites {
+			return len(sites) == 1 && (n == 5 && len(toolWithSuffix(m, "view_cart")) == 1 || n == 4 && len(toolWithSuffix(m, "update_chart")) == 1)
+		}
+		return false
+	}
+	// Both pages must have registered first: until then the list may
+	// follow the one that did.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		withTools := 0
+		for _, tab := range c.tabs() {
+			if len(tab.Tools) > 0 {
+				withTools++
+			}
+		}
+		if withTools == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the shop's and the widget's tabs did not both get their tools: %+v", c.tabs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	tools := c.waitFor("one tab's tools alone", oneTab)
+	first := "shop"
+	if len(toolWithSuffix(tools, "update_chart")) == 1 {
+		first = "widget"
+	}
+	other := map[string]string{"shop": "widget", "widget": "shop"}[first]
+	otherTab := 0
+	for _, tab := range c.tabs() {
+		if strings.HasSuffix(tab.URL, "/"+other+"/") {
+			otherTab = tab.Tab
+		}
+	}
+	if otherTab == 0 {
+		t.Fatalf("no %s tab in %+v", other, c.tabs())
+	}
+	// The other tab's tools are found by search and answer by name.
+	probe := map[string][2]string{"shop": {"view cart", "_view_cart"}, "widget": {"forecast chart", "_update_chart"}}[other]
+	query, want := probe[0], probe[1]
+	hidden := c.search(map[string]any{"query": query})
+	if len(hidden.Tools) == 0 || !strings.HasSuffix(hidden.Tools[0].Name, want) || !strings.Contains(hidden.Note, "not in your tool list") {
+		t.Fatalf("webmcp_list_tools %q = %+v, want the %s's %s first and a note on unlisted tools", query, hidden, other, want)
+	}
+	unlisted := hidden.Tools[0].Name
+	if tools[unlisted] != nil {
+		t.Fatalf("%s is listed with the %s's tab active", unlisted, first)
+	}
+	if res := c.call(unlisted, map[string]any{}); res.IsError {
+		t.Errorf("the unlisted %s: %s", unlisted, text(res))
+	}
+
+	c.drainChanges()
+	c.callOK("webmcp_activate_tab", map[string]any{"tab": otherTab})
+	c.waitChange("webmcp_activate_tab")
+	tools = c.waitFor("the other tab's tools alone", func(m map[string]*mcp.Tool) bool { return m[unlisted] != nil && oneTab(m) })
+	if n := len(pageTools(tools)); n != 1 {
+		t.Errorf("after webmcp_activate_tab, page tools of %d sites are listed: %v", n, names(tools))
+	}
+}
+
+// siteOf is the site part of a page tool's routed name: the shop's and the
+// widget's tool names are known.
+func siteOf(name string) string {
+	for _, tool := range []string{"search_products", "add_to_cart", "remove_from_cart", "view_cart", "checkout",
+		"get_forecast", "update_chart", "set_units", "open_full_forecast"} {
+		if site, ok := strings.CutSuffix(name, "_"+tool); ok {
+			return site
+		}
+	}
+	return name
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}

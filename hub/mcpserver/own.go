@@ -1,0 +1,231 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+)
+
+// This file holds the server's own tools: webmcp_list_tabs, webmcp_call,
+// webmcp_list_tools and the tab tools.
+
+// The own tools' schemas, written out: the fewest bytes a model needs
+// (every byte of tools/list is context the agent pays for on each turn; the
+// argument names speak for themselves, and each description says when to
+// use the tool). Their handlers return structured output without an
+// outputSchema, for the same reason.
+var (
+	schemaNone      = json.RawMessage(`{"type":"object"}`)
+	schemaTab       = json.RawMessage(`{"type":"object","properties":{"tab":{"type":"integer"}},"required":["tab"]}`)
+	schemaTabWait   = json.RawMessage(`{"type":"object","properties":{"tab":{"type":"integer"},"wait_ms":{"type":"integer"}},"required":["tab"]}`)
+	schemaOpen      = json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"},"wait_ms":{"type":"integer"}},"required":["url"]}`)
+	schemaCall      = json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"arguments":{"type":"object"}},"required":["name"]}`)
+	schemaListTools = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"integer"},"schema":{"type":"boolean"}}}`)
+)
+
+type tabArgs struct {
+	Tab int `json:"tab"`
+}
+
+type openArgs struct {
+	URL    string `json:"url"`
+	WaitMS int    `json:"wait_ms,omitempty"`
+}
+
+type callArgs struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+}
+
+type tabsOut struct {
+	Tabs []hub.TabInfo `json:"tabs"`
+}
+
+// listToolsArgs are webmcp_list_tools's arguments.
+type listToolsArgs struct {
+	// Query is words to look for in the tools' names, titles,
+	// descriptions and sites; empty lists every tool.
+	Query string `json:"query,omitempty"`
+	// Limit is the most tools returned (default defaultSearchLimit).
+	Limit int `json:"limit,omitempty"`
+	// Schema asks for each tool's inputSchema.
+	Schema bool `json:"schema,omitempty"`
+}
+
+// defaultSearchLimit is how many tools webmcp_list_tools returns unless
+// told otherwise.
+const defaultSearchLimit = 20
+
+// listedTool is one page tool in webmcp_list_tools's compact listing.
+type listedTool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	InputSchema map[string]any `json:"inputSchema,omitempty"`
+}
+
+// listToolsOut is webmcp_list_tools's answer.
+type listToolsOut struct {
+	Tools []listedTool `json:"tools"`
+	// More is how many more tools matched than were returned.
+	More int `json:"more,omitempty"`
+	// Note says what the agent may want to know next: that more matched,
+	// or that some tools are not in its tool list and how to call them.
+	Note string `json:"note,omitempty"`
+}
+
+// compactDescription is the first line of a description, cut to 200 bytes.
+func compactDescription(d string) string {
+	d, _, _ = strings.Cut(d, "\n")
+	if len(d) > 200 {
+		cut := 200
+		for cut > 0 && d[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		d = d[:cut] + "…"
+	}
+	return d
+}
+
+// listTools is webmcp_list_tools: the page tools that match the query,
+// best first, compactly.
+func (s *Server) listTools(in listToolsArgs) listToolsOut {
+	limit := in.Limit
+	if limit <= 0 {
+		limit = defaultSearchLimit
+	}
+	hits, total := s.hub.Search(in.Query, limit)
+	out := listToolsOut{Tools: make([]listedTool, 0, len(hits)), More: total - len(hits)}
+	for _, hit := range hits {
+		rt := hit.Tool
+		lt := listedTool{Name: rt.Name, Description: compactDescription(described(rt))}
+		if in.Schema {
+			if err := json.Unmarshal(safeSchema(rt.Name, rt.Tool.InputSchema, s.logger), &lt.InputSchema); err != nil {
+				s.logger.Warn("cannot list a page tool's inputSchema", "name", rt.Name, "err", err)
+			}
+		}
+		out.Tools = append(out.Tools, lt)
+	}
+	var notes []string
+	if out.More > 0 {
+		notes = append(notes, fmt.Sprintf("%d more match: raise limit or add words to the query", out.More))
+	}
+	if n := s.unlisted.Load(); n > 0 {
+		notes = append(notes, fmt.Sprintf("%d page tools are not in your tool list (%s); call any tool by its name or with webmcp_call", n, s.listPolicy()))
+	}
+	if len(hits) == 0 && in.Query != "" {
+		notes = append(notes, "no tool matches; try other words, or none to list every tool")
+	}
+	out.Note = strings.Join(notes, "; ")
+	return out
+}
+
+func (s *Server) addOwnTools() {
+	s.mcp.AddReceivingMiddleware(s.teachUnknown)
+	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_list_tabs", Annotations: ro, InputSchema: schemaNone,
+		Description: "List the open tabs (number, URL, title, active) and their tools."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return nil, tabsOut{Tabs: s.hub.Tabs()}, nil
+		})
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_call", InputSchema: schemaCall,
+		Description: "Call a page tool by name with its arguments, such as one webmcp_list_tools found that is not in your tool list."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in callArgs) (*mcp.CallToolResult, any, error) {
+			args, err := json.Marshal(in.Arguments)
+			if err != nil {
+				return nil, nil, fmt.Errorf("encoding the arguments: %w", err)
+			}
+			res, err := s.handleCall(ctx, req, in.Name, args)
+			return res, nil, err
+		})
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_list_tools", Annotations: ro, InputSchema: schemaListTools,
+		Description: "Search the page tools of every open tab by words (query), best first; schema:true adds their inputSchemas. " +
+			"Use it when a tool you need is not in your list, or a call says it is gone."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in listToolsArgs) (*mcp.CallToolResult, any, error) {
+			return nil, s.listTools(in), nil
+		})
+	s.ownCount = 3 // the three above
+	if s.opts.Tabs == nil {
+		return
+	}
+	s.ownCount += 4 // open, reload, activate, close
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_open_tab", InputSchema: schemaOpen,
+		Description: "Open a URL in a new tab; returns its tools once the page has them."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in openArgs) (*mcp.CallToolResult, any, error) {
+			wait := toolWait(in.WaitMS)
+			id, err := s.opts.Tabs.Open(ctx, in.URL)
+			if err != nil {
+				return nil, nil, err
+			}
+			ti, ok := s.waitTools(ctx, id, wait, true)
+			if !ok {
+				return nil, nil, fmt.Errorf("the tab opened on %s was closed before its page was ready", in.URL)
+			}
+			return nil, ti, nil
+		})
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_reload_tab", InputSchema: schemaTabWait,
+		Description: "Reload a tab whose page is stuck or lost its tools; returns its tools once back."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in reloadArgs) (*mcp.CallToolResult, any, error) {
+			ti, ok := s.hub.Tab(in.Tab)
+			if !ok {
+				return nil, nil, noTab(in.Tab)
+			}
+			// The whole reload, load and tools, within the wait: a page that
+			// takes longer is reported as it is then.
+			wait := toolWait(in.WaitMS)
+			deadline := time.Now().Add(wait)
+			rctx, cancel := context.WithDeadline(ctx, deadline)
+			defer cancel()
+			if err := s.opts.Tabs.Reload(rctx, ti.ID); err != nil && (rctx.Err() == nil || ctx.Err() != nil) {
+				return nil, nil, err
+			}
+			// Reload returns once the new document loaded, so the old one's
+			// tools are gone: wait for the new one's to settle. A page that
+			// had no tools is not waited for beyond the quiet period.
+			now, ok := s.waitTools(ctx, ti.ID, time.Until(deadline), len(ti.Tools) > 0)
+			if !ok {
+				return nil, nil, fmt.Errorf("tab %d was closed while it reloaded", ti.N)
+			}
+			msg := fmt.Sprintf("done: tab %d (%s) reloaded", now.N, now.URL)
+			switch {
+			case len(now.Tools) > 0:
+				msg += "; its tools: " + strings.Join(now.Tools, ", ")
+			case len(ti.Tools) > 0:
+				msg += fmt.Sprintf("; its tools did not come back within %s (webmcp_list_tabs shows them when they do)", wait)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, now, nil
+		})
+	tabTool := func(name, desc string, do func(ctx context.Context, ti hub.TabInfo) error) {
+		mcp.AddTool(s.mcp, &mcp.Tool{Name: name, Description: desc, InputSchema: schemaTab},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in tabArgs) (*mcp.CallToolResult, any, error) {
+				ti, ok := s.hub.Tab(in.Tab)
+				if !ok {
+					return nil, nil, noTab(in.Tab)
+				}
+				if err := do(ctx, ti); err != nil {
+					return nil, nil, err
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("done: tab %d (%s)", ti.N, ti.URL)}}}, nil, nil
+			})
+	}
+	tabTool("webmcp_activate_tab", "Bring a tab to the front: site-level tool names then go to it, and its tools lead your list.", func(ctx context.Context, ti hub.TabInfo) error {
+		if err := s.opts.Tabs.ActivateTab(ctx, ti.ID); err != nil {
+			return err
+		}
+		s.hub.SetActive(ti.ID)
+		return nil
+	})
+	tabTool("webmcp_close_tab", "Close a tab and its tools.", func(ctx context.Context, ti hub.TabInfo) error {
+		return s.opts.Tabs.CloseTab(ctx, ti.ID)
+	})
+}
+
+// noTab is the error of a tab tool given a tab that is not open.
+func noTab(n int) error {
+	return fmt.Errorf("no tab %d is open (it may have been closed): webmcp_list_tabs lists the open tabs, and webmcp_open_tab opens a page again", n)
+}

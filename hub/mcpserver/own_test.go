@@ -1,0 +1,186 @@
+package mcpserver_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
+)
+
+// ownBudget is the most bytes of tools/list JSON the server's own tools
+// may take together (issue 19).
+const ownBudget = 2048
+
+// TestOwnToolsAreSmall: the server's own tools, as a client reads them,
+// take at most ownBudget bytes, with no prefix, _meta or outputSchema, and
+// every one keeps its arguments.
+func TestOwnToolsAreSmall(t *testing.T) {
+	e := start(t, &fakeTabs{})
+	total := 0
+	own := 0
+	for name, tl := range e.list(t) {
+		if !strings.HasPrefix(name, "webmcp_") {
+			continue
+		}
+		own++
+		raw, err := json.Marshal(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += len(raw)
+		if strings.Contains(tl.Description, "[webmcp-cdp]") || tl.Meta != nil || tl.OutputSchema != nil {
+			t.Errorf("%s carries what a model does not need: %s", name, raw)
+		}
+		if len(tl.Description) > 200 {
+			t.Errorf("%s: a %d-byte description", name, len(tl.Description))
+		}
+	}
+	total += own + 1 // the commas and brackets of the list
+	t.Logf("%d own tools in %d bytes", own, total)
+	if own != len(ownTools)+len(tabTools)+1 || total > ownBudget {
+		t.Errorf("%d own tools take %d bytes, want %d tools in at most %d", own, total, len(ownTools)+len(tabTools)+1, ownBudget)
+	}
+	// Arguments still work as before: the tab tools validate theirs.
+	if r := e.call(t, "webmcp_activate_tab", map[string]any{"tab": "one"}); !r.IsError {
+		t.Errorf("webmcp_activate_tab with a string tab: %+v, want an error", r)
+	}
+}
+
+// TestUnknownToolsTeach: a call of a tool that does not exist, in the
+// pages' namespace or the server's own, is an error result that says to
+// call webmcp_list_tools and names the closest tools.
+func TestUnknownToolsTeach(t *testing.T) {
+	e := start(t, nil)
+	e.hub.Update(mkDoc("a", "A"), []core.Tool{{Name: "view_cart", Description: "Show the cart."}}, nil)
+	tests := []struct {
+		name string
+		want []string
+	}{
+		{"no_such_tool", []string{`"no_such_tool"`, "navigated away", "webmcp_list_tools"}},
+		{site + "_view_carts", []string{"webmcp_list_tools", "closest names: " + site + "_view_cart"}},
+		{"webmcp_no_such_tool", []string{`"webmcp_no_such_tool"`, "webmcp_list_tools"}},
+		{"webmcp_cdp_toolset_dispatch", []string{"webmcp_list_tools"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.call(t, tt.name, map[string]any{})
+			got := textOf(t, r)
+			for _, w := range tt.want {
+				if !r.IsError || !strings.Contains(got, w) {
+					t.Errorf("result %v %q, want an error with %q", r.IsError, got, w)
+				}
+			}
+		})
+	}
+}
+
+// listEnv has two tabs: tab 1 with a and both (a tool tab 2 also has),
+// tab 2 with b and both; plus a cached tool.
+func listEnv(t *testing.T, p mcpserver.ListPolicy) *env {
+	t.Helper()
+	e := startOpts(t, &fakeTabs{}, mcpserver.Options{List: p})
+	e.hub.TabOpened("ID-A", origin+"/a", "A")
+	e.hub.Update(mkDoc("a", "ID-A"), []core.Tool{{Name: "a", Description: "tool a"}, {Name: "both", Description: "in both tabs"}}, nil)
+	e.hub.TabOpened("ID-B", origin+"/b", "B")
+	e.hub.Update(mkDoc("b", "ID-B"), []core.Tool{{Name: "b", Description: "tool b"}, {Name: "both", Description: "in both tabs"}}, nil)
+	return e
+}
+
+// waitPageTools waits until the listed page tools are want.
+func (e *env) waitPageTools(t *testing.T, want ...string) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("page tools %q", want), func() (bool, string) {
+		got := pageNames(e.list(t))
+		return slices.Equal(got, want), fmt.Sprintf("listed %q", got)
+	})
+}
+
+// TestListActive: with --list active, tools/list holds the active tab's
+// page tools (each once), activating another tab sends list_changed and
+// lists its tools, and the others stay callable and searchable.
+func TestListActive(t *testing.T) {
+	e := listEnv(t, mcpserver.ListPolicy{Mode: mcpserver.ListActive})
+	// No tab made active yet: the most recently used (the last opened).
+	e.waitPageTools(t, site+"_b", site+"_both")
+	for len(e.changedC) > 0 {
+		<-e.changedC
+	}
+	if r := e.call(t, "webmcp_activate_tab", map[string]any{"tab": 1}); r.IsError {
+		t.Fatalf("webmcp_activate_tab: %s", textOf(t, r))
+	}
+	select {
+	case <-e.changedC:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no list_changed after webmcp_activate_tab")
+	}
+	e.waitPageTools(t, site+"_a", site+"_both")
+	// Tab 2's tool is not listed, and still answers by its name.
+	if r := e.call(t, site+"_b", map[string]any{}); r.IsError {
+		t.Errorf("calling the unlisted %s_b: %s", site, textOf(t, r))
+	}
+	var out struct {
+		Tools []struct{ Name string } `json:"tools"`
+		Note  string                  `json:"note"`
+	}
+	decode(t, e.call(t, "webmcp_list_tools", map[string]any{"query": "b"}).StructuredContent, &out)
+	if len(out.Tools) == 0 || out.Tools[0].Name != site+"_b" || !strings.Contains(out.Note, "not in your tool list (--list active)") {
+		t.Errorf("webmcp_list_tools query b = %+v, want %s_b first and a note on the unlisted tools", out, site)
+	}
+}
+
+// TestMaxListedTools: --max-listed-tools keeps tools/list, own tools
+// included, under the cap: the active tab's tools first.
+func TestMaxListedTools(t *testing.T) {
+	own := len(ownTools) + len(tabTools) + 1
+	e := listEnv(t, mcpserver.ListPolicy{Mode: mcpserver.ListAll, Max: own + 2})
+	e.call(t, "webmcp_activate_tab", map[string]any{"tab": 1})
+	e.waitPageTools(t, site+"_a", site+"_both")
+	if n := len(e.list(t)); n != own+2 {
+		t.Errorf("%d tools listed, want %d", n, own+2)
+	}
+}
+
+func TestParseListPolicy(t *testing.T) {
+	tests := []struct {
+		mode    string
+		max     int
+		want    mcpserver.ListPolicy
+		wantErr bool
+	}{
+		{"all", 0, mcpserver.ListPolicy{Mode: mcpserver.ListAll}, false},
+		{"active", 40, mcpserver.ListPolicy{Mode: mcpserver.ListActive, Max: 40}, false},
+		{"active+cached", 0, mcpserver.ListPolicy{Mode: mcpserver.ListActive, Cached: true}, false},
+		{"some", 0, mcpserver.ListPolicy{}, true},
+		{"all", -1, mcpserver.ListPolicy{}, true},
+	}
+	for _, tt := range tests {
+		got, err := mcpserver.ParseListPolicy(tt.mode, tt.max)
+		if (err != nil) != tt.wantErr || (!tt.wantErr && got != tt.want) {
+			t.Errorf("ParseListPolicy(%q, %d) = %+v, %v; want %+v (error: %v)", tt.mode, tt.max, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+// TestTagStaysShort: a tool in many tabs is tagged with their count (the
+// numbers are in _meta), in few tabs with their numbers.
+func TestTagStaysShort(t *testing.T) {
+	tests := []struct {
+		p    core.Provenance
+		want string
+	}{
+		{core.Provenance{Site: "s", Tab: 2, Holders: 1, Active: true}, "[s · tab 2 · active]"},
+		{core.Provenance{Site: "s", Tab: 2, Holders: 2, Tabs: []int{1, 2}}, "[s · tabs 1, 2 · goes to tab 2 (latest)]"},
+		{core.Provenance{Site: "s", Tab: 7, Holders: 9, Tabs: []int{1, 2, 3, 4, 5, 6, 7, 8, 9}, Active: true}, "[s · 9 tabs · goes to tab 7 (active)]"},
+		{core.Provenance{Site: "s", Cached: true}, "[s · cached]"},
+	}
+	for _, tt := range tests {
+		if got := mcpserver.Tag(tt.p); got != tt.want {
+			t.Errorf("Tag(%+v) = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+}
