@@ -152,6 +152,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := memory(ctx, h, page, opts.Tabs, add); err != nil {
 		return nil, err
 	}
+	if err := attach50(ctx, opts.Binary, page, add); err != nil { // attach50.go
+		return nil, err
+	}
 	return rep, nil
 }
 
