@@ -90,22 +90,52 @@ func TestRealBrowserTargets(t *testing.T) {
 	})
 }
 
-// TestSettleExisting: the wait for the tabs open at attach ends when their
-// setup is done, and ctx bounds it when a setup never answers.
+// TestSettleExisting: the wait for the tabs open at attach ends when the
+// tabs the browser lists are attached and set up; ctx bounds it when a
+// setup never answers, and a listed tab that never attaches (or that we
+// leave alone, such as DevTools) holds it at most attachGrace.
 func TestSettleExisting(t *testing.T) {
 	b, f, _ := startBrowser(t, polyfill.BackendAuto)
 	f.feed(t, attachedEvent("", "S1", "T1", "page", "http://a.test/", false))
-	f.barrier(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	if n, err := b.SettleExisting(ctx); err == nil || n != 1 {
-		t.Errorf("SettleExisting before the setup answered: %d tabs, %v; want 1 and the ctx's error", n, err)
-	}
+	var setup []int64
 	for range 7 {
-		m := f.next(t)
-		f.reply(t, m.ID, `{}`)
+		setup = append(setup, f.next(t).ID)
 	}
-	if n, err := b.SettleExisting(context.Background()); err != nil || n != 1 {
-		t.Errorf("SettleExisting: %d tabs, %v; want 1, nil", n, err)
+	info := func(id, kind, url string) string {
+		return fmt.Sprintf(`{"targetId":%q,"type":%q,"title":"","url":%q,"attached":false,"canAccessOpener":false}`, id, kind, url)
+	}
+	settle := func(ctx context.Context, targets string) (int, error) {
+		type result struct {
+			n   int
+			err error
+		}
+		done := make(chan result, 1)
+		go func() { n, err := b.SettleExisting(ctx); done <- result{n, err} }()
+		m := f.next(t)
+		if string(m.Method) != target.CommandGetTargets {
+			t.Fatalf("SettleExisting sent %s, want %s", m.Method, target.CommandGetTargets)
+		}
+		f.reply(t, m.ID, `{"targetInfos":[`+targets+`]}`)
+		r := recv(t, done, "SettleExisting")
+		return r.n, r.err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if n, err := settle(ctx, info("T1", "page", "http://a.test/")); err == nil || n != 1 {
+		t.Errorf("before the setup answered: %d tabs, %v; want 1 and the ctx's error", n, err)
+	}
+	for _, id := range setup {
+		f.feed(t, &cdproto.Message{ID: id, SessionID: "S1", Result: []byte(`{}`)})
+	}
+	lists := info("T1", "page", "http://a.test/") + "," + info("T3", "page", "devtools://devtools/x") + "," + info("T4", "service_worker", "https://a.test/sw.js")
+	if n, err := settle(context.Background(), lists); err != nil || n != 1 {
+		t.Errorf("set up: %d tabs, %v; want 1, nil", n, err)
+	}
+	start := time.Now()
+	if n, err := settle(context.Background(), lists+","+info("T2", "page", "http://b.test/")); err != nil || n != 1 {
+		t.Errorf("with a tab that never attaches: %d tabs, %v; want 1, nil", n, err)
+	}
+	if waited := time.Since(start); waited < attachGrace {
+		t.Errorf("returned after %s, before the attach grace", waited)
 	}
 }

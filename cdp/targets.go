@@ -3,6 +3,7 @@ package cdp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -449,31 +450,64 @@ func (b *Browser) newTopDocumentLocked(t *targetState) {
 	}
 }
 
-// SettleExisting waits until every target attached so far (after Start:
-// the tabs that were open before we attached) has finished its setup, so
-// that their native tools were replayed and the page script ran in their
-// documents. Targets that never sent an attach event are not waited for;
-// ctx bounds the wait (a target whose setup never answers would otherwise
-// hold it for setupTimeout). It returns how many tabs it waited for.
+// attachGrace bounds how long SettleExisting waits for a target that the
+// browser listed but never announced with an attach event.
+const attachGrace = 3 * time.Second
+
+// SettleExisting waits until the tabs that were open when Start ran are
+// attached and set up, so that their native tools were replayed and the
+// page script ran in their documents. It asks the browser for its targets,
+// waits (waking on each attach) for those it follows, at most attachGrace
+// for one that never sends an attach event, then for each one's setup; ctx
+// bounds the whole wait (a setup that never answers would otherwise hold
+// it for setupTimeout). It returns how many tabs it waited for.
 func (b *Browser) SettleExisting(ctx context.Context) (int, error) {
-	b.mu.Lock()
-	var ready []chan struct{}
-	tabs := 0
-	for _, t := range b.targets {
-		ready = append(ready, t.ready)
-		if t.kind == "page" {
-			tabs++
+	res, err := cdpt.Call(ctx, b.conn.Browser(), target.GetTargets, target.GetTargetsParams{})
+	if err != nil {
+		return 0, fmt.Errorf("listing the open tabs: %w", err)
+	}
+	want := make(map[string]bool)
+	for _, ti := range res.TargetInfos {
+		if ti.Type == "page" && unwantedTarget(ti) == "" {
+			want[string(ti.TargetID)] = true
 		}
 	}
-	b.mu.Unlock()
+	grace := time.NewTimer(attachGrace)
+	defer grace.Stop()
+	var ready []chan struct{}
+	for {
+		b.mu.Lock()
+		ready = ready[:0]
+		for _, t := range b.targets {
+			if want[t.targetID] {
+				ready = append(ready, t.ready)
+			}
+		}
+		attached := b.attached
+		b.mu.Unlock()
+		if len(ready) >= len(want) {
+			break
+		}
+		select {
+		case <-attached:
+			continue
+		case <-grace.C:
+			b.logger.Debug("some open tabs sent no attach event; not waiting for them", "listed", len(want), "attached", len(ready))
+		case <-ctx.Done():
+			return len(ready), ctx.Err()
+		case <-b.conn.Done():
+			return len(ready), ErrClosed
+		}
+		break
+	}
 	for _, r := range ready {
 		select {
 		case <-r:
 		case <-ctx.Done():
-			return tabs, ctx.Err()
+			return len(ready), ctx.Err()
 		case <-b.conn.Done():
-			return tabs, ErrClosed
+			return len(ready), ErrClosed
 		}
 	}
-	return tabs, nil
+	return len(ready), nil
 }
