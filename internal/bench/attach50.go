@@ -49,7 +49,9 @@ func attach50(ctx context.Context, bin, page string, add func(what, value string
 	}
 
 	s := &server{changes: make(chan struct{}, 1024)}
-	s.cmd = exec.Command(bin, "attach", "--auto-connect", "--user-data-dir", dir, "--state-dir", "", "--log-level", "warn")
+	// --wait-tools well above the target: the row measures how long the
+	// complete list takes, rather than cutting it at the default bound.
+	s.cmd = exec.Command(bin, "attach", "--auto-connect", "--user-data-dir", dir, "--state-dir", "", "--wait-tools", "60s", "--log-level", "warn")
 	s.cmd.Stderr = os.Stderr
 	t0 := time.Now()
 	cs, err := newClient(s.changes).Connect(ctx, &mcp.CommandTransport{Command: s.cmd}, nil)
