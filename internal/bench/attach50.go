@@ -71,8 +71,9 @@ func attach50(ctx context.Context, bin, page string, add func(what, value string
 			n++
 		}
 	}
-	if n != attachTabs {
-		return fmt.Errorf("attach row: the first tools/list has echo_0 from %d of the %d open tabs", n, attachTabs)
+	// One routed name per tab, plus the site-level one (as in waitCount).
+	if n != attachTabs+1 {
+		return fmt.Errorf("attach row: the first tools/list has %d names for echo_0, from %d open tabs", n, attachTabs)
 	}
 	add(fmt.Sprintf("attach --auto-connect to a browser with %d open native WebMCP tabs → complete first tools/list (%d tools; target ≤ 2 s)", attachTabs, len(tools)),
 		fmt.Sprintf("%s ms", ms(took)))
