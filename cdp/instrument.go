@@ -125,6 +125,10 @@ type targetState struct {
 	url      string        // the URL when attached
 	// calls are the calls running in this target; a crash cancels them.
 	calls map[*runningCall]struct{}
+	// shown says the sink was told of this tab; prerender that it is a
+	// prerendered page, no tab until activated; loadedBefore that its
+	// document loaded before we attached (targets.go).
+	shown, prerender, loadedBefore bool
 }
 
 // runningCall is a call into a target, cancelled with core.ErrPageCrashed

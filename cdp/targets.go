@@ -3,7 +3,9 @@ package cdp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto"
@@ -44,6 +46,8 @@ func (b *Browser) onBrowserEvent(msg *cdproto.Message) {
 		b.mu.Lock()
 		for _, t := range b.targets {
 			if t.kind == "page" && t.targetID == string(ev.TargetInfo.TargetID) {
+				// A prerendered page that is activated becomes a tab.
+				t.prerender = ev.TargetInfo.Subtype == subtypePrerender
 				b.reportTabLocked(t, ev.TargetInfo.URL, ev.TargetInfo.Title)
 			}
 		}
@@ -59,7 +63,8 @@ func (b *Browser) onAttached(params jsonv2.Value, parent *targetState) {
 		return
 	}
 	kind := ev.TargetInfo.Type
-	if kind != "page" && kind != "iframe" {
+	if why := unwantedTarget(ev.TargetInfo); why != "" {
+		b.release(ev.SessionID, ev.WaitingForDebugger, parent, why, ev.TargetInfo)
 		return
 	}
 	sess := b.conn.Attach(ev.SessionID)
@@ -73,6 +78,9 @@ func (b *Browser) onAttached(params jsonv2.Value, parent *targetState) {
 		natives:  make(map[cdpt.FrameID]*nativeDoc),
 		ready:    make(chan struct{}),
 		url:      ev.TargetInfo.URL,
+		// A prerendered page runs the page script (its tools are there
+		// when it is activated) but is no tab until then.
+		prerender: ev.TargetInfo.Subtype == subtypePrerender,
 	}
 	if parent != nil {
 		t.tab = parent.tab
@@ -95,9 +103,16 @@ func (b *Browser) onAttached(params jsonv2.Value, parent *targetState) {
 // tabs (the one a launched browser starts with, a popup before its first
 // navigation) get no tab number.
 func (b *Browser) reportTabLocked(t *targetState, url, title string) {
-	if url == "" || url == "about:blank" {
+	if url == "" || url == "about:blank" || t.prerender || internalURL(url) {
+		// A tab that went to chrome://settings is no tab of pages any
+		// more (it stays followed: it may navigate to a site again).
+		if t.shown {
+			t.shown = false
+			b.sink.TabClosed(t.tab)
+		}
 		return
 	}
+	t.shown = true
 	b.sink.TabOpened(t.tab, url, title)
 }
 
@@ -108,7 +123,8 @@ func (b *Browser) reportTabLocked(t *targetState, url, title string) {
 func (b *Browser) setup(t *targetState, existing bool) {
 	defer close(t.ready)
 	if existing && t.kind == "page" && !b.opts.ReloadExisting {
-		b.logger.Warn("this tab loaded before we attached: tools it registered before now are unseen until it reloads (use --reload-existing)", "url", t.url, "target", t.targetID)
+		b.logger.Info("this tab loaded before we attached: its native WebMCP tools and a WebMCP polyfill of its own are read live; tools it gave no API for appear after a reload (--reload-existing reloads such tabs)", "url", t.url, "target", t.targetID)
+		b.markPreexisting(t)
 	}
 	type step struct {
 		method string
@@ -293,6 +309,9 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 			return
 		}
 		b.mu.Lock()
+		if ev.Frame.ParentID == "" && t.kind == "page" {
+			b.newTopDocumentLocked(t)
+		}
 		t.frames[ev.Frame.ID] = frameInfo{url: ev.Frame.URL, origin: ev.Frame.SecurityOrigin}
 		// Native WebMCP sends no toolsRemoved on navigation.
 		if nd := t.natives[ev.Frame.ID]; nd != nil {
@@ -342,4 +361,163 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 			b.native.responded(&ev)
 		}
 	}
+}
+
+// ---- a real browser's targets ---------------------------------------------
+//
+// A person's browser holds targets a fresh one never has: extension pages
+// and workers, DevTools windows, chrome:// pages, the PDF viewer (an
+// extension frame inside the tab), prerendered pages. None of them is a tab
+// of web pages, none may hold up readiness, and one left paused waiting for
+// a debugger would hang there (Playwright's connectOverCDP does): each is
+// resumed and left at once, or followed without being shown.
+
+// subtypePrerender is TargetInfo.Subtype of a prerendered page.
+const subtypePrerender = "prerender"
+
+// unwantedTarget says why a target is left alone at once ("" to follow
+// it): it is not a page or frame, it is a DevTools window, or a frame of
+// the browser or an extension (the PDF viewer is one): none becomes a web
+// page. chrome:// and chrome-extension:// tabs are followed (a new tab
+// page, the browser's or an extension's, navigates to sites) but not shown.
+func unwantedTarget(info *target.Info) string {
+	if info.Type != "page" && info.Type != "iframe" {
+		return "a " + string(info.Type) + " target"
+	}
+	scheme, _, _ := strings.Cut(info.URL, ":")
+	if strings.EqualFold(scheme, "devtools") {
+		return "a DevTools window"
+	}
+	if info.Type == "iframe" && internalURL(info.URL) {
+		return "a browser-internal or extension frame"
+	}
+	return ""
+}
+
+// internalURL reports a browser page (chrome://settings, the new tab page,
+// an error page, view-source:), which is never a tab of web pages.
+func internalURL(u string) bool {
+	scheme, _, _ := strings.Cut(u, ":")
+	switch strings.ToLower(scheme) {
+	case "chrome", "chrome-untrusted", "chrome-search", "chrome-error", "chrome-extension",
+		"devtools", "edge", "brave", "view-source", "extension":
+		return true
+	}
+	return false
+}
+
+// release lets go of a target we do not follow: it resumes it if it waits
+// for a debugger (auto-attach paused it for us), then detaches, so the
+// target runs exactly as without us. Nothing waits for the answers.
+func (b *Browser) release(id target.SessionID, waiting bool, parent *targetState, why string, info *target.Info) {
+	b.logger.Debug("leaving a target alone", "why", why, "type", info.Type, "url", info.URL, "paused", waiting)
+	sess := b.conn.Attach(id)
+	if waiting {
+		if _, err := sess.Send(runtime.CommandRunIfWaitingForDebugger, nil); err != nil {
+			b.logger.Debug("resuming a paused target failed", "target", info.TargetID, "err", err)
+		}
+	}
+	owner := b.conn.Browser()
+	if parent != nil {
+		owner = parent.sess
+	}
+	if _, err := owner.Send(target.CommandDetachFromTarget, &target.DetachFromTargetParams{SessionID: id}); err != nil {
+		b.logger.Debug("detaching from a target failed", "target", info.TargetID, "err", err)
+	}
+}
+
+// PreexistingSink is a Sink that also learns which tabs show a document
+// that loaded before we attached (before true), and when such a tab loads
+// a new one (before false): tools its document registered through no API
+// we can read (no native WebMCP, no polyfill of its own) appear only after
+// a reload, which only the person or the agent may ask for. *hub.Hub is
+// one. Its method is called like the Sink's, with the browser's lock held.
+type PreexistingSink interface {
+	TabLoadedBefore(id string, before bool)
+}
+
+// markPreexisting tells the sink that a shown tab loaded before we
+// attached.
+func (b *Browser) markPreexisting(t *targetState) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t.loadedBefore = true
+	if ps, ok := b.sink.(PreexistingSink); ok && t.shown {
+		ps.TabLoadedBefore(t.tab, true)
+	}
+}
+
+// newTopDocumentLocked notes that a tab's main frame navigated: a tab that
+// loaded before we attached now shows a document the page script saw from
+// its start.
+func (b *Browser) newTopDocumentLocked(t *targetState) {
+	if !t.loadedBefore {
+		return
+	}
+	t.loadedBefore = false
+	if ps, ok := b.sink.(PreexistingSink); ok {
+		ps.TabLoadedBefore(t.tab, false)
+	}
+}
+
+// attachGrace bounds how long SettleExisting waits for a target that the
+// browser listed but never announced with an attach event.
+const attachGrace = 3 * time.Second
+
+// SettleExisting waits until the tabs that were open when Start ran are
+// attached and set up, so that their native tools were replayed and the
+// page script ran in their documents. It asks the browser for its targets,
+// waits (waking on each attach) for those it follows, at most attachGrace
+// for one that never sends an attach event, then for each one's setup; ctx
+// bounds the whole wait (a setup that never answers would otherwise hold
+// it for setupTimeout). It returns how many tabs it waited for.
+func (b *Browser) SettleExisting(ctx context.Context) (int, error) {
+	res, err := cdpt.Call(ctx, b.conn.Browser(), target.GetTargets, target.GetTargetsParams{})
+	if err != nil {
+		return 0, fmt.Errorf("listing the open tabs: %w", err)
+	}
+	want := make(map[string]bool)
+	for _, ti := range res.TargetInfos {
+		if ti.Type == "page" && unwantedTarget(ti) == "" {
+			want[string(ti.TargetID)] = true
+		}
+	}
+	grace := time.NewTimer(attachGrace)
+	defer grace.Stop()
+	var ready []chan struct{}
+	for {
+		b.mu.Lock()
+		ready = ready[:0]
+		for _, t := range b.targets {
+			if want[t.targetID] {
+				ready = append(ready, t.ready)
+			}
+		}
+		attached := b.attached
+		b.mu.Unlock()
+		if len(ready) >= len(want) {
+			break
+		}
+		select {
+		case <-attached:
+			continue
+		case <-grace.C:
+			b.logger.Debug("some open tabs sent no attach event; not waiting for them", "listed", len(want), "attached", len(ready))
+		case <-ctx.Done():
+			return len(ready), ctx.Err()
+		case <-b.conn.Done():
+			return len(ready), ErrClosed
+		}
+		break
+	}
+	for _, r := range ready {
+		select {
+		case <-r:
+		case <-ctx.Done():
+			return len(ready), ctx.Err()
+		case <-b.conn.Done():
+			return len(ready), ErrClosed
+		}
+	}
+	return len(ready), nil
 }

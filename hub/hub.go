@@ -162,6 +162,8 @@ type tab struct {
 	budget     *rate.Limiter   // registrations of new tool names (newRegistrationBudget)
 	known      map[string]bool // entryIDs registered in this tab
 	refused    map[string]bool // refusals logged for this tab
+	// loadedBefore: its document loaded before we attached (TabLoadedBefore).
+	loadedBefore bool
 }
 
 // doc is a document's tools. A doc never changes once made: Update makes a

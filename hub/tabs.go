@@ -118,6 +118,24 @@ type TabInfo struct {
 	Active bool `json:"active,omitempty"`
 	// Tools are the routed names that reach this tab.
 	Tools []string `json:"tools"`
+	// Note says what to know about a tab with no tools: one that loaded
+	// before we attached shows its tools only after a reload.
+	Note string `json:"note,omitempty"`
+}
+
+// NoteReload is TabInfo.Note of a tab that loaded before we attached and
+// has no tools we could read.
+const NoteReload = "loaded before webmcp-cdp attached: tools appear after a reload (ask the person before reloading: webmcp_reload_tab loses what they typed)"
+
+// TabLoadedBefore records whether a tab shows a document that loaded
+// before we attached (cdp.PreexistingSink).
+func (h *Hub) TabLoadedBefore(id string, before bool) {
+	h.mu.Lock()
+	if t, ok := h.tabs[id]; ok && t.loadedBefore != before {
+		t.loadedBefore = before
+		h.wakeLocked()
+	}
+	h.mu.Unlock()
 }
 
 // Tabs lists the open tabs by number, with the routed names that reach each.
@@ -141,6 +159,9 @@ func (h *Hub) Tabs() []TabInfo {
 	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
 	res := make([]TabInfo, len(out))
 	for i, ti := range out {
+		if len(ti.Tools) == 0 && h.tabs[ti.ID].loadedBefore {
+			ti.Note = NoteReload
+		}
 		res[i] = *ti
 	}
 	return res

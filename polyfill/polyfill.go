@@ -19,17 +19,18 @@ import (
 // not scripts on their own: CI parses and lints the joined script
 // (`webmcp-cdp polyfill`), and the browser tests run it.
 var parts = []string{
-	"intrinsics.js", // header, placeholders, captured built-ins, the install guard
-	"helpers.js",    // WebIDL conversions and small helpers
-	"registry.js",   // the per-document registry, peers, tool definitions
-	"execute.js",    // running and cancelling tools; this document's peer
-	"current.js",    // document.modelContext (the W3C draft)
-	"forms.js",      // declarative tools: <form toolname>
-	"native.js",     // observing a native document.modelContext
-	"legacy.js",     // navigator.modelContext (the older API)
-	"adopt.js",      // an older polyfill loaded after this script
-	"pageserver.js", // the proxy client of MCP-B page servers
-	"bridge.js",     // the frozen bridge Go holds
+	"intrinsics.js",  // header, placeholders, captured built-ins, the install guard
+	"helpers.js",     // WebIDL conversions and small helpers
+	"registry.js",    // the per-document registry, peers, tool definitions
+	"execute.js",     // running and cancelling tools; this document's peer
+	"current.js",     // document.modelContext (the W3C draft)
+	"forms.js",       // declarative tools: <form toolname>
+	"native.js",      // observing a native document.modelContext
+	"legacy.js",      // navigator.modelContext (the older API)
+	"adopt.js",       // an older polyfill loaded after this script
+	"preexisting.js", // the page's own polyfill, installed before this script (attach)
+	"pageserver.js",  // the proxy client of MCP-B page servers
+	"bridge.js",      // the frozen bridge Go holds
 }
 
 //go:embed *.js

@@ -2,16 +2,15 @@ package main
 
 import (
 	"github.com/spf13/cobra"
-
-	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 )
 
 func newAttach() *cobra.Command {
 	var browserURL, wsEndpoint string
 	var reload bool
 	bf := browserFlags{relay: &relayFlags{}}
+	var af autoConnectFlags // autoconnect.go
 	cmd := &cobra.Command{
-		Use:   "attach (--browser-url URL | --ws-endpoint WS) [URL...]",
+		Use:   "attach [--auto-connect | --browser-url URL | --ws-endpoint WS] [URL...]",
 		Short: "Connect to a Chrome started with --remote-debugging-port and serve its tabs' WebMCP tools over MCP on stdio",
 		Long: "attach follows every tab of a running Chrome. It never closes, reloads or navigates a tab of yours\n" +
 			"unless asked: --reload-existing reloads the tabs that loaded before it attached (their early\n" +
@@ -25,10 +24,11 @@ func newAttach() *cobra.Command {
 				return usageError(err)
 			}
 			ctx := cmd.Context()
-			conn, err := cdp.Attach(ctx, browserURL, wsEndpoint, nil)
+			conn, err := af.connect(ctx, browserURL, wsEndpoint)
 			if err != nil {
 				return err
 			}
+			af.defaults(cmd, &bf.serve, browserURL, wsEndpoint)
 			// Closing the connection detaches: the browser and its tabs stay.
 			defer conn.Close()
 			s, err := startSession(ctx, conn, &bf.serve, backend, reload)
@@ -43,7 +43,7 @@ func newAttach() *cobra.Command {
 			if len(urls) > 0 {
 				go s.settleStartPages(ctx, s.waitTools)
 			} else {
-				s.releaseFirstList()
+				go s.settleExisting(ctx)
 			}
 			return s.run(ctx, &bf, nil, nil)
 		},
@@ -52,7 +52,7 @@ func newAttach() *cobra.Command {
 	cmd.Flags().StringVar(&wsEndpoint, "ws-endpoint", "", "the browser's WebSocket debugging URL (ws://...), instead of --browser-url")
 	cmd.Flags().BoolVar(&reload, "reload-existing", false, "reload the tabs that loaded before attaching, so their tools are seen")
 	cmd.MarkFlagsMutuallyExclusive("browser-url", "ws-endpoint")
-	cmd.MarkFlagsOneRequired("browser-url", "ws-endpoint")
+	af.register(cmd)
 	bf.register(cmd.Flags())
 	cmd.MarkFlagsMutuallyExclusive("relay", "http")
 	return cmd

@@ -163,6 +163,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := surfaceRows(ctx, opts.Binary, "http://"+ln.Addr().String(), add); err != nil {
 		return nil, err
 	}
+	if err := attach50(ctx, opts.Binary, page, add); err != nil { // attach50.go
+		return nil, err
+	}
 	return rep, nil
 }
 

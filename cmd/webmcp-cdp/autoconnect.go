@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+)
+
+// autoConnectFlags are attach's flags for the browser a person already
+// uses, with remote debugging turned on at chrome://inspect.
+type autoConnectFlags struct {
+	on          bool
+	channel     string
+	userDataDir string
+	timeout     time.Duration
+}
+
+func (f *autoConnectFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.BoolVar(&f.on, "auto-connect", false, "connect to your own running Chrome (Chrome 144+, remote debugging turned on at chrome://inspect/#remote-debugging): reads DevToolsActivePort from its user data directory and waits for you to click Allow")
+	fs.StringVar(&f.channel, "channel", "", "with --auto-connect: the Chrome channel whose profile to look in (stable, beta, dev, canary); default: every channel of Chrome, then Chromium, Edge and Brave")
+	fs.StringVar(&f.userDataDir, "user-data-dir", "", "with --auto-connect: the browser's user data directory, where DevToolsActivePort is (default: the browser's usual one)")
+	fs.DurationVar(&f.timeout, "connect-timeout", 60*time.Second, "with --auto-connect: how long to wait for you to click Allow in Chrome")
+	cmd.MarkFlagsMutuallyExclusive("auto-connect", "browser-url")
+	cmd.MarkFlagsMutuallyExclusive("auto-connect", "ws-endpoint")
+	cmd.MarkFlagsMutuallyExclusive("user-data-dir", "browser-url")
+	cmd.MarkFlagsMutuallyExclusive("user-data-dir", "ws-endpoint")
+	cmd.MarkFlagsMutuallyExclusive("channel", "user-data-dir")
+}
+
+// personal reports whether attach connects to a person's own browser:
+// --auto-connect, or none of --browser-url and --ws-endpoint.
+func (f *autoConnectFlags) personal(browserURL, wsEndpoint string) bool {
+	return f.on || (browserURL == "" && wsEndpoint == "")
+}
+
+// defaults applies what a personal browser needs unless the flags say
+// otherwise: tools marked consequentialHint ask the client first.
+func (f *autoConnectFlags) defaults(cmd *cobra.Command, sf *serveFlags, browserURL, wsEndpoint string) {
+	if f.personal(browserURL, wsEndpoint) && !cmd.Flags().Changed("confirm") {
+		sf.confirm = "consequential"
+		slog.Info("your own browser: tools marked consequentialHint ask you first (--confirm consequential; pass --confirm none to turn it off)")
+	}
+}
+
+// connect connects attach to its browser: the endpoint given, else the
+// browser that DevToolsActivePort names. With no endpoint and no
+// --auto-connect the error says what attach needs.
+func (f *autoConnectFlags) connect(ctx context.Context, browserURL, wsEndpoint string) (*cdp.Conn, error) {
+	if !f.personal(browserURL, wsEndpoint) {
+		return cdp.Attach(ctx, browserURL, wsEndpoint, nil)
+	}
+	if f.timeout <= 0 {
+		return nil, fmt.Errorf("--connect-timeout %s: must be positive", f.timeout)
+	}
+	conn, err := f.autoConnect(ctx)
+	if err != nil && !f.on {
+		return nil, fmt.Errorf("attach needs a browser: pass --browser-url or --ws-endpoint for a Chrome started with --remote-debugging-port, or use your own Chrome (--auto-connect); auto-connect failed: %w", err)
+	}
+	return conn, err
+}
+
+// autoConnect finds DevToolsActivePort and connects to the browser it
+// names, telling the person on stderr to click Allow while it waits.
+func (f *autoConnectFlags) autoConnect(ctx context.Context) (*cdp.Conn, error) {
+	dirs := []cdp.UserDataDir{{Browser: "the browser", Dir: f.userDataDir}}
+	if f.userDataDir == "" {
+		var err error
+		dirs, err = cdp.UserDataDirs(hostUserDataEnv(), f.channel)
+		if err != nil {
+			return nil, err
+		}
+	}
+	ap, err := cdp.FindActivePort(dirs, os.ReadFile)
+	if err != nil {
+		return nil, &exitError{code: 1, err: err}
+	}
+	slog.Info("connecting to your browser", "file", ap.File, "endpoint", ap.URL())
+	timeout := f.timeout
+	conn, err := cdp.AutoConnect(ctx, ap, cdp.AutoConnectOptions{
+		Timeout: timeout,
+		OnWait: func() {
+			// One line, not a log record: the person must act on it.
+			fmt.Fprintf(os.Stderr, "webmcp-cdp: click Allow in Chrome to let webmcp-cdp connect (remote debugging request; waiting up to %s)\n", timeout)
+		},
+	})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+		return nil, &exitError{code: 1, err: err}
+	}
+	return conn, nil
+}
+
+// hostUserDataEnv reads the environment that decides the default user
+// data directories.
+func hostUserDataEnv() cdp.UserDataEnv {
+	home, _ := os.UserHomeDir()
+	return cdp.UserDataEnv{
+		GOOS:          runtime.GOOS,
+		Home:          home,
+		LocalAppData:  os.Getenv("LOCALAPPDATA"),
+		XDGConfigHome: os.Getenv("XDG_CONFIG_HOME"),
+	}
+}
+
+// settleExisting holds clients' first tools/list until the tabs that were
+// open before attach are set up (native tools replayed, the page script
+// run in their documents and their own polyfills adopted) and their tools
+// settled, at most --wait-tools in all.
+func (s *session) settleExisting(ctx context.Context) {
+	if s.waitTools <= 0 {
+		s.releaseFirstList()
+		return
+	}
+	start := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, s.waitTools)
+	n, err := s.browser.SettleExisting(wctx)
+	cancel()
+	if err != nil {
+		slog.Info("the open tabs were not all set up within --wait-tools; answering tools/list without waiting for the rest", "tabs", n, "err", err)
+		s.releaseFirstList()
+		return
+	}
+	slog.Debug("the open tabs are set up", "tabs", n, "after", time.Since(start).Round(time.Millisecond))
+	if n == 0 {
+		s.releaseFirstList()
+		return
+	}
+	s.settleStartPages(ctx, s.waitTools-time.Since(start))
+}
