@@ -104,6 +104,8 @@ type Browser struct {
 	inflight map[string][]*context.Context
 	// attached is closed and replaced whenever a target attaches.
 	attached chan struct{}
+	// policyHeaders are the frames' Permissions-Policy headers (permissions.go).
+	policyHeaders policyHeaders
 }
 
 type targetState struct {
@@ -116,6 +118,8 @@ type targetState struct {
 	natives  map[cdpt.FrameID]*nativeDoc
 	ready    chan struct{} // closed when setup is done
 	url      string        // the URL when attached
+	// parentFrame is the frame that holds an "iframe" target's frame.
+	parentFrame cdpt.FrameID
 	// calls are the calls running in this target; a crash cancels them.
 	calls map[*runningCall]struct{}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/cdproto"
 	cdpt "github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
@@ -73,6 +74,7 @@ func (b *Browser) onAttached(params jsonv2.Value, parent *targetState) {
 		ready:    make(chan struct{}),
 		url:      ev.TargetInfo.URL,
 	}
+	t.parentFrame = ev.TargetInfo.ParentFrameID
 	if parent != nil {
 		t.tab = parent.tab
 	}
@@ -127,6 +129,9 @@ func (b *Browser) setup(t *targetState, existing bool) {
 	steps = append(steps, step{target.CommandSetAutoAttach, frames})
 	if b.opts.Backend != polyfill.BackendPolyfill {
 		steps = append(steps, step{webmcp.CommandEnable, nil})
+	}
+	if b.opts.Backend != polyfill.BackendNative {
+		steps = append(steps, step{network.CommandEnable, policyNetwork()}) // response headers (permissions.go)
 	}
 	steps = append(steps, step{runtime.CommandRunIfWaitingForDebugger, nil})
 	pending := make([]*Pending, 0, len(steps))
@@ -318,6 +323,8 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		for _, d := range docs {
 			go b.refresh(d)
 		}
+	case cdproto.EventNetworkResponseReceived:
+		b.onResponse(msg.Params)
 	case cdproto.EventPageJavascriptDialogOpening:
 		b.onDialog(t, msg.Params)
 	case cdproto.EventTargetAttachedToTarget:

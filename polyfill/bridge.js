@@ -7,6 +7,11 @@ const bridge = freeze({
     syncDoc();
     return JSONstringify({ __proto__: null, native: hasNative, url: G.location.href, origin: G.location.origin, title: titleOf(doc) });
   },
+  // policy hands over Go's verdict on the Permissions Policy "tools" for
+  // this document (see policy.js); the first verdict stands.
+  policy(allowed) {
+    return JSONstringify(setPolicy(allowed === true));
+  },
   // list returns the registry as JSON. Tools over the limits are replaced
   // by a refusal, so a page cannot make Go read megabytes per change.
   // (The objects have no prototype and the array an own toJSON of
@@ -17,7 +22,9 @@ const bridge = freeze({
     const tools = [];
     defineProperty(tools, 'toJSON', { value: undefined });
     let overflow = 0;
-    registry.forEach((e) => {
+    // A document without the "tools" feature has no tools (and while the
+    // verdict is pending, none yet).
+    if (policy === 'allowed') registry.forEach((e) => {
       if (tools.length >= maxTools) { overflow++; return; }
       if (e.description.length > maxDescription) {
         ArrayPush(tools, { __proto__: null, name: StringSlice(e.name, 0, 128), refused: `its description is ${e.description.length} characters, over the limit of ${maxDescription}` });

@@ -62,6 +62,15 @@ function installCurrent() {
         if (!(#active in this)) throw new TypeError('Illegal invocation');
         const t = convertTool(tool, 'registerTool');
         const o = convertOptions(options, 'registerTool', ['exposedTo', 'signal']);
+        return gate(() => this.#register(t, o)); // the Permissions Policy first
+      } catch (err) {
+        return PromiseReject(err);
+      }
+    }
+
+    // The rest of registerTool, once the document may use tools.
+    #register(t, o) {
+      try {
         if (!this.#active || !active()) throw domError('InvalidStateError', 'registerTool: the document is not active');
         const schema = checkTool(t, 'registerTool', (n) => registry.has(n));
         if (o.signal && isAborted(o.signal)) return PromiseReject(reasonOf(o.signal));
@@ -104,6 +113,14 @@ function installCurrent() {
       try {
         if (!(#active in this)) throw new TypeError('Illegal invocation');
         const o = convertOptions(options, 'getTools', ['fromOrigins']);
+        return gate(() => this.#getTools(o));
+      } catch (err) {
+        return PromiseReject(err);
+      }
+    }
+
+    #getTools(o) {
+      try {
         if (!this.#active || !active()) throw domError('InvalidStateError', 'getTools: the document is not active');
         const fromOrigins = o.fromOrigins || [];
         for (let i = 0; i < fromOrigins.length; i++) {
@@ -135,6 +152,14 @@ function installCurrent() {
         if (input === undefined) input = {};
         else if (!isObject(input)) throw new TypeError('executeTool: the input is not an object');
         const o = convertOptions(options, 'executeTool', ['signal']);
+        return gate(() => this.#executeTool(t, input, o));
+      } catch (err) {
+        return PromiseReject(err);
+      }
+    }
+
+    #executeTool(t, input, o) {
+      try {
         if (!this.#active || !active()) throw domError('InvalidStateError', 'executeTool: the document is not active');
         let expected;
         try { expected = call(urlOrigin, new URLCtor(t.origin)); } catch { expected = 'null'; }

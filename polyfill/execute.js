@@ -108,12 +108,12 @@ const peer = freeze({
   origin: ORIGIN,
   // notify fires toolchange here.
   notify() {
-    if (current) call(dispatch, current, new EventCtor('toolchange'));
+    if (current && policy === 'allowed') call(dispatch, current, new EventCtor('toolchange'));
   },
   // list returns this document's tools as plain data.
   list(callerOrigin) {
     const out = [];
-    if (!active()) return out;
+    if (!active() || policy !== 'allowed') return out;
     registry.forEach((e) => {
       if (callerOrigin !== ORIGIN && !ArrayIncludes(e.exposed, callerOrigin)) return;
       ArrayPush(out, { name: e.name, title: e.title, description: e.description, schema: e.schema, annotations: e.annotations ? { ...e.annotations } : undefined });

@@ -220,7 +220,7 @@ function installForms() {
     const found = call(qsa, doc, 'form[toolname]');
     for (let i = 0; i < found.length && i < MAX_FORMS; i++) {
       const form = found[i];
-      const next = read(form);
+      const next = policy === 'denied' ? null : read(form); // (denied: no form is a tool)
       const old = forms.get(form);
       if (old && next && old.name === next.name && old.description === next.description &&
           old.schema === next.schema && old.autosubmit === next.autosubmit && registry.get(old.name) === old.entry) {
