@@ -29,7 +29,9 @@ function policyError() {
 // gate runs steps (which return a promise) now, or once the verdict is in;
 // with the feature disabled it rejects with NotAllowedError instead.
 function gate(steps) {
-  if (policy === 'allowed') return steps();
+  // A document without a browsing context (a removed frame's) will never
+  // get a verdict: its calls reject at once, as not fully active.
+  if (policy === 'allowed' || !active()) return steps();
   if (policy === 'denied') return PromiseReject(policyError());
   return new PromiseCtor((resolve, reject) => {
     ArrayPush(policyWaiters, () => {
