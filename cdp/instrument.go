@@ -106,6 +106,8 @@ type Browser struct {
 	attached chan struct{}
 	// policyHeaders are the frames' Permissions-Policy headers (permissions.go).
 	policyHeaders policyHeaders
+	// navs wakes the calls that wait for a frame's next document (navresult.go).
+	navs navWatch
 }
 
 type targetState struct {

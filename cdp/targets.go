@@ -251,6 +251,7 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		t.contexts[d.ctxID] = d
 		b.docs[d.key] = d
 		b.mu.Unlock()
+		b.navs.created(d)
 	case cdproto.EventRuntimeExecutionContextDestroyed:
 		var ev runtime.EventExecutionContextDestroyed
 		if jsonv2.Unmarshal(msg.Params, &ev) != nil {

@@ -54,11 +54,9 @@ const bridge = freeze({
         goCalls.delete(StringCtor(callId));
         // No prototype: resolve() would otherwise look up a then the page
         // may have put on Object.prototype.
+        // (kind 'navigated': a form submission that navigates; Go reads the
+        // result from the next document, cdp/navresult.go.)
         const out = { __proto__: null, ...r };
-        if (out.kind === 'navigated') {
-          out.kind = 'string';
-          out.value = 'The form was submitted; the page is navigating to show the result.';
-        }
         if (out.ok && out.value !== undefined && out.value.length > maxBytes) {
           out.truncated = out.value.length;
           out.value = StringSlice(out.value, 0, maxBytes);

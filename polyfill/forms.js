@@ -326,6 +326,7 @@ function installForms() {
       const key = ks[i];
       if (!state.params.has(key)) throw new Error(`Input contains a parameter "${key}" but there is no such parameter for the tool`);
     }
+    state.filled = ks; // (named in the result of a call from Go that a person must submit)
     for (let i = 0; i < ks.length; i++) {
       const key = ks[i];
       const p = state.params.get(key);
@@ -410,6 +411,15 @@ function installForms() {
     }
     if (!button) return exec.fail('No submit button was found, but for a form without `toolautosubmit`, there must be a submit button');
     tryCall(() => call(focus, button));
+    if (StringSlice(id, 0, 3) === 'go:') {
+      // An agent over MCP cannot wait for a person who may never come: the
+      // call ends here, saying what was filled; the person's submission is
+      // then the person's own (not a result of this call).
+      const filled = state.filled || [];
+      let names = '';
+      for (let i = 0; i < filled.length; i++) names += (i ? ', ' : '') + filled[i];
+      exec.ok(`The form "${state.name}" was filled${filled.length ? ` (${names})` : ' (no fields)'} but not submitted: it has no toolautosubmit, so a person must check it and submit it.`);
+    }
     return undefined;
   });
 
