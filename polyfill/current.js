@@ -188,6 +188,8 @@ function installCurrent() {
     defineProperty(ModelContext.prototype, 'on' + type, {
       enumerable: true,
       configurable: true,
+      // (WebIDL names the accessor functions "get ontoolchange" and
+      // "set ontoolchange"; the names are set below.)
       get: { [`on${type}`]() { return stateOf(this).handlers[type]; } }[`on${type}`],
       set: { [`on${type}`](v) {
         const st = stateOf(this);
@@ -207,6 +209,11 @@ function installCurrent() {
         }
       } }[`on${type}`],
     });
+  }
+  for (const type of ['toolchange', 'toolactivated', 'toolcancel']) { // (before the page)
+    const d = getOwnPropertyDescriptor(ModelContext.prototype, 'on' + type);
+    defineProperty(d.get, 'name', { value: `get on${type}` });
+    defineProperty(d.set, 'name', { value: `set on${type}` });
   }
   function stateOf(mc) {
     if (!instances.has(mc)) throw new TypeError('Illegal invocation');

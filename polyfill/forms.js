@@ -210,7 +210,8 @@ function installForms() {
     const description = call(getAttr, form, 'tooldescription');
     if (name === null || !test(NAME_RE, name) || !description) return null;
     const { schema, params } = synthesize(form);
-    return { name, description, schema: JSONstringify(schema), params, autosubmit: call(hasAttr, form, 'toolautosubmit') };
+    const title = call(getAttr, form, 'tooltitle'); // the tool's title (null: none)
+    return { name, title, description, schema: JSONstringify(schema), params, autosubmit: call(hasAttr, form, 'toolautosubmit') };
   }
 
   // sync brings the registry in step with the forms of the document.
@@ -222,7 +223,7 @@ function installForms() {
       const form = found[i];
       const next = policy === 'denied' ? null : read(form); // (denied: no form is a tool)
       const old = forms.get(form);
-      if (old && next && old.name === next.name && old.description === next.description &&
+      if (old && next && old.name === next.name && old.description === next.description && old.title === next.title &&
           old.schema === next.schema && old.autosubmit === next.autosubmit && registry.get(old.name) === old.entry) {
         old.params = next.params;
         seen.add(form);
@@ -239,7 +240,7 @@ function installForms() {
       }
       const state = { ...next, form, exec: null, entry: null };
       state.entry = {
-        name: next.name, title: null, description: next.description, schema: next.schema,
+        name: next.name, title: next.title, description: next.description, schema: next.schema,
         annotations: undefined, hints: undefined, exposed: [], face: 'form', execute: undefined, thisArg: undefined, form: state,
       };
       registry.set(next.name, state.entry);
@@ -301,7 +302,7 @@ function installForms() {
   });
   const observe = () => call(MOobserve, observer, doc, {
     subtree: true, childList: true, attributes: true,
-    attributeFilter: ['toolname', 'tooldescription', 'toolautosubmit', 'toolparamdescription', 'name', 'type', 'required',
+    attributeFilter: ['toolname', 'tooldescription', 'tooltitle', 'toolautosubmit', 'toolparamdescription', 'name', 'type', 'required',
       'disabled', 'value', 'multiple', 'min', 'max', 'step', 'pattern', 'minlength', 'maxlength', 'form', 'for', 'id', 'label'],
   });
   observe();
