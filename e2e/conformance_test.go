@@ -43,7 +43,6 @@ const insecureHost = "--chrome-arg=--host-resolver-rules=MAP insecure.test 127.0
 // webmcp-cdp adds only the older API and leaves document.modelContext to
 // Chromium.
 var nativeGaps = map[string]string{
-	"execute/toolactivated fires at document.modelContext before execute runs":              "Chromium 156 invokes execute first and dispatches toolactivated afterwards; the draft fires it before invoking execute",
 	"execute/toolactivated also fires at the window":                                        "Chromium 156 dispatches toolactivated only at document.modelContext; the declarative explainer and the web-platform-tests also expect it at the Window",
 	"execute/toolcancel also fires at the window":                                           "Chromium 156 dispatches toolcancel only at document.modelContext; the web-platform-tests also expect it at the Window",
 	"execute/a same-origin iframe's tool runs in the iframe, with toolactivated there only": "Chromium 156 hands the tool an input object of the caller's realm; the draft parses the input in the target document's realm",

@@ -69,13 +69,16 @@ function runLocal(name, inputJSON, id, done) {
     fireToolEvent('toolactivated', name);
     promise = submitForm(entry, run, id);
   } else {
-    fireToolEvent('toolactivated', name);
+    // execute starts first, then toolactivated fires, as in Chromium
+    // (whose order the web-platform-tests observe: tool started,
+    // toolactivated, …); the draft's prose fires the event first.
     running.set(id, run);
     try {
       promise = PromiseResolve(call(entry.execute, entry.thisArg, input, executeOptions(call(controllerSignal, ctrl))));
     } catch (e) {
       promise = PromiseReject(e);
     }
+    fireToolEvent('toolactivated', name);
   }
   then(promise, (value) => {
     if (running.get(id) !== run) return; // cancelled
