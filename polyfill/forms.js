@@ -26,6 +26,8 @@ function installForms() {
   const matches = Element.prototype.matches;
   const getAttr = Element.prototype.getAttribute;
   const hasAttr = Element.prototype.hasAttribute;
+  const setAttr = Element.prototype.setAttribute;
+  const removeAttr = Element.prototype.removeAttribute;
   const formElements = getter(H, 'elements');
   const formNoValidate = getter(H, 'noValidate');
   const requestSubmit = H.requestSubmit;
@@ -374,17 +376,33 @@ function installForms() {
     const state = entry.form;
     const form = state.form;
     if (state.exec) return reject(new Error('the form is already being filled by another call'));
+    // Chromium matches the form with :tool-form-active and its submit
+    // button with :tool-submit-active during the call. A script cannot
+    // add pseudo-classes, so the polyfill sets the attributes
+    // data-tool-form-active and data-tool-submit-active instead (style
+    // both: docs/differences.md).
+    let marked = [];
+    const mark = (el, attr) => {
+      if (!el) return;
+      tryCall(() => call(setAttr, el, attr, ''));
+      ArrayPush(marked, [el, attr]);
+    };
     const exec = {
       id, event: null, responded: null, script: false, done: false,
       finish() {
         exec.done = true;
         if (state.exec === exec) state.exec = null;
+        const m = marked;
+        marked = [];
+        for (let i = 0; i < m.length; i++) tryCall(() => call(removeAttr, m[i][0], m[i][1]));
       },
       ok(v) { if (!exec.done) { exec.finish(); resolve(v); } },
       fail(msg) { if (!exec.done) { exec.finish(); reject(new Error(msg)); } },
     };
     state.exec = exec;
     run.form = exec;
+    mark(form, 'data-tool-form-active');
+    mark(submitButton(form), 'data-tool-submit-active');
     if (state.autosubmit) {
       if (!call(formNoValidate, form)) {
         const els = call(formElements, form);
@@ -402,14 +420,7 @@ function installForms() {
     }
     // Without toolautosubmit a person checks the form and submits it:
     // bring its submit button into focus and wait.
-    let button = null;
-    const els = call(formElements, form);
-    for (let i = 0; i < els.length; i++) {
-      const el = els[i];
-      const tag = call(localName, el);
-      const t = tag === 'input' ? call(get.type, el) : tag === 'button' ? (el.type || 'submit') : '';
-      if ((t === 'submit' || t === 'image') && !get.disabled(el)) { button = el; break; }
-    }
+    const button = submitButton(form);
     if (!button) return exec.fail('No submit button was found, but for a form without `toolautosubmit`, there must be a submit button');
     tryCall(() => call(focus, button));
     if (StringSlice(id, 0, 3) === 'go:') {
@@ -423,6 +434,18 @@ function installForms() {
     }
     return undefined;
   });
+
+  // submitButton is the form's first enabled submit button, or null.
+  function submitButton(form) {
+    const els = call(formElements, form);
+    for (let i = 0; i < els.length; i++) {
+      const el = els[i];
+      const tag = call(localName, el);
+      const t = tag === 'input' ? call(get.type, el) : tag === 'button' ? (el.type || 'submit') : '';
+      if ((t === 'submit' || t === 'image') && !get.disabled(el)) return el;
+    }
+    return null;
+  }
 
   // settle decides the outcome once the submit event has been dispatched.
   function settle(state, exec) {
