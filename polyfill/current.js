@@ -319,7 +319,12 @@ function installCurrent() {
         if (!p) return fail('executeTool: the tool lives in a document this polyfill cannot reach (another origin)');
         if (p.origin !== expected) return fail("executeTool: the tool's document is not of tool.origin");
         target = p;
+        // The tool's document going away (its frame removed or navigated)
+        // ends the call, as in Chromium: it never answers after that.
+        const gone = () => fail("executeTool: the tool's document went away during the call");
+        tryCall(() => call(addListener, t.window, 'pagehide', gone, { once: true }));
         p.run(t.name, inputJSON, id, (r) => {
+          tryCall(() => call(removeListener, t.window, 'pagehide', gone));
           if (settled) return;
           if (!r.ok) return fail(StringCtor(r.error));
           settled = true;
