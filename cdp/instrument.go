@@ -75,6 +75,11 @@ type Options struct {
 	Limits Limits
 	// ReloadExisting reloads the tabs that had loaded before we attached.
 	ReloadExisting bool
+	// UserAgent, when set, overrides the user agent in every target.
+	UserAgent string
+	// ViewportWidth and ViewportHeight, when set, fix the viewport of
+	// every tab (Emulation.setDeviceMetricsOverride).
+	ViewportWidth, ViewportHeight int
 	// Logger receives the log (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -108,6 +113,8 @@ type Browser struct {
 	policyHeaders policyHeaders
 	// navs wakes the calls that wait for a frame's next document (navresult.go).
 	navs navWatch
+	// mcpb holds the MCP-B page servers of each document (pageserver.go).
+	mcpb map[string]*psDoc
 }
 
 type targetState struct {
