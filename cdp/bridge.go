@@ -83,6 +83,7 @@ func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
 	b.logger.Debug("page bridge adopted", "target", d.t.targetID, "url", info.URL, "native", info.Native)
 	b.adoptedPageServers(d)
 	if !info.Native {
+		b.applyPolicy(ctx, d, res.Result.ObjectID)
 		b.refresh(d)
 	}
 }

@@ -109,6 +109,10 @@ type Browser struct {
 	inflight map[string][]*context.Context
 	// attached is closed and replaced whenever a target attaches.
 	attached chan struct{}
+	// policyHeaders are the frames' Permissions-Policy headers (permissions.go).
+	policyHeaders policyHeaders
+	// navs wakes the calls that wait for a frame's next document (navresult.go).
+	navs navWatch
 	// mcpb holds the MCP-B page servers of each document (pageserver.go).
 	mcpb map[string]*psDoc
 }
@@ -123,6 +127,8 @@ type targetState struct {
 	natives  map[cdpt.FrameID]*nativeDoc
 	ready    chan struct{} // closed when setup is done
 	url      string        // the URL when attached
+	// parentFrame is the frame that holds an "iframe" target's frame.
+	parentFrame cdpt.FrameID
 	// calls are the calls running in this target; a crash cancels them.
 	calls map[*runningCall]struct{}
 	// shown says the sink was told of this tab; prerender that it is a

@@ -82,6 +82,9 @@ func (b *Browser) Invoke(ctx context.Context, docKey, tool string, input json.Ra
 	if !out.OK {
 		return core.Result{Err: out.Error}, nil
 	}
+	if out.Kind == kindNavigated { // a form that navigates (navresult.go)
+		return b.navResult(cctx, d)
+	}
 	return core.Result{Kind: out.Kind, Value: out.Value, Truncated: out.Truncated}, nil
 }
 

@@ -33,7 +33,7 @@ func TestRealBrowserTargets(t *testing.T) {
 			_, f, _ := startBrowser(t, polyfill.BackendAuto)
 			if tc.parent != "" {
 				f.feed(t, attachedEvent("", "S1", "T1", "page", "http://a.test/", false))
-				for range 7 { // the page's setup
+				for range 8 { // the page's setup (8 steps with the auto backend)
 					m := f.next(t)
 					f.reply(t, m.ID, `{}`)
 				}
@@ -53,7 +53,7 @@ func TestRealBrowserTargets(t *testing.T) {
 	t.Run("chrome:// tab", func(t *testing.T) {
 		_, f, sink := startBrowser(t, polyfill.BackendAuto)
 		f.feed(t, attachedEvent("", "S1", "T1", "page", "chrome://newtab/", false))
-		for range 7 { // followed: the page script is set up
+		for range 8 { // followed: the page script is set up
 			m := f.next(t)
 			if m.SessionID != "S1" {
 				t.Fatalf("%s went to %q, want the tab's session", m.Method, m.SessionID)
@@ -78,7 +78,7 @@ func TestRealBrowserTargets(t *testing.T) {
 		_, f, sink := startBrowser(t, polyfill.BackendAuto)
 		f.feed(t, event("", cdproto.EventTargetAttachedToTarget,
 			`{"sessionId":"S1","targetInfo":{"targetId":"T1","type":"page","subtype":"prerender","title":"","url":"https://a.test/next","attached":true,"canAccessOpener":false},"waitingForDebugger":true}`))
-		for range 7 {
+		for range 8 {
 			m := f.next(t)
 			f.reply(t, m.ID, `{}`)
 		}
@@ -98,7 +98,7 @@ func TestSettleExisting(t *testing.T) {
 	b, f, _ := startBrowser(t, polyfill.BackendAuto)
 	f.feed(t, attachedEvent("", "S1", "T1", "page", "http://a.test/", false))
 	var setup []int64
-	for range 7 {
+	for range 8 {
 		setup = append(setup, f.next(t).ID)
 	}
 	info := func(id, kind, url string) string {

@@ -12,6 +12,7 @@ import (
 	cdpt "github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
@@ -82,6 +83,7 @@ func (b *Browser) onAttached(params jsonv2.Value, parent *targetState) {
 		// when it is activated) but is no tab until then.
 		prerender: ev.TargetInfo.Subtype == subtypePrerender,
 	}
+	t.parentFrame = ev.TargetInfo.ParentFrameID
 	if parent != nil {
 		t.tab = parent.tab
 	}
@@ -150,6 +152,9 @@ func (b *Browser) setup(t *targetState, existing bool) {
 	}
 	if b.opts.Backend != polyfill.BackendPolyfill {
 		steps = append(steps, step{webmcp.CommandEnable, nil})
+	}
+	if b.opts.Backend != polyfill.BackendNative {
+		steps = append(steps, step{network.CommandEnable, policyNetwork()}) // response headers (permissions.go)
 	}
 	steps = append(steps, step{runtime.CommandRunIfWaitingForDebugger, nil})
 	pending := make([]*Pending, 0, len(steps))
@@ -270,6 +275,7 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		t.contexts[d.ctxID] = d
 		b.docs[d.key] = d
 		b.mu.Unlock()
+		b.navs.created(d)
 	case cdproto.EventRuntimeExecutionContextDestroyed:
 		var ev runtime.EventExecutionContextDestroyed
 		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
@@ -347,6 +353,8 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		for _, d := range docs {
 			go b.refresh(d)
 		}
+	case cdproto.EventNetworkResponseReceived:
+		b.onResponse(msg.Params)
 	case cdproto.EventPageJavascriptDialogOpening:
 		b.onDialog(t, msg.Params)
 	case cdproto.EventTargetAttachedToTarget:

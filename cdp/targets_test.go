@@ -95,9 +95,9 @@ func TestAttachSetupIsPipelined(t *testing.T) {
 		want    []string
 	}{
 		{polyfill.BackendAuto, []string{"Runtime.enable", "Runtime.addBinding", "Page.enable", "Page.addScriptToEvaluateOnNewDocument",
-			"Target.setAutoAttach", "WebMCP.enable", "Runtime.runIfWaitingForDebugger"}},
+			"Target.setAutoAttach", "WebMCP.enable", "Network.enable", "Runtime.runIfWaitingForDebugger"}},
 		{polyfill.BackendPolyfill, []string{"Runtime.enable", "Runtime.addBinding", "Page.enable", "Page.addScriptToEvaluateOnNewDocument",
-			"Target.setAutoAttach", "Runtime.runIfWaitingForDebugger"}},
+			"Target.setAutoAttach", "Network.enable", "Runtime.runIfWaitingForDebugger"}},
 	} {
 		t.Run(string(tc.backend), func(t *testing.T) {
 			_, f, sink := startBrowser(t, tc.backend)
@@ -210,7 +210,7 @@ func TestWaitTabWakesOnAttach(t *testing.T) {
 	}()
 	f.feed(t, attachedEvent("", "S9", "T9", "page", "about:blank", true))
 	// Answer the setup, which closes the target's ready channel.
-	for range 6 {
+	for range 7 { // the setup steps
 		m := f.next(t)
 		f.feed(t, &cdproto.Message{ID: m.ID, SessionID: m.SessionID, Result: []byte(`{}`)})
 	}
@@ -237,7 +237,7 @@ func TestPageReadsEndWithStart(t *testing.T) {
 		f.reply(t, m.ID, `{}`)
 	}
 	f.feed(t, attachedEvent("", "S1", "T1", "page", "http://a.test/", true))
-	for range 6 {
+	for range 7 { // the setup steps
 		m := f.next(t)
 		f.feed(t, &cdproto.Message{ID: m.ID, SessionID: m.SessionID, Result: []byte(`{}`)})
 	}
@@ -273,7 +273,7 @@ func TestPageReadsEndWithStart(t *testing.T) {
 func TestInvokeWhileTheDocumentGoes(t *testing.T) {
 	b, f, _ := startBrowser(t, polyfill.BackendPolyfill)
 	f.feed(t, attachedEvent("", "S1", "T1", "page", "http://a.test/", true))
-	for range 6 {
+	for range 7 { // the setup steps
 		m := f.next(t)
 		f.feed(t, &cdproto.Message{ID: m.ID, SessionID: m.SessionID, Result: []byte(`{}`)})
 	}

@@ -43,7 +43,6 @@ const insecureHost = "--chrome-arg=--host-resolver-rules=MAP insecure.test 127.0
 // webmcp-cdp adds only the older API and leaves document.modelContext to
 // Chromium.
 var nativeGaps = map[string]string{
-	"execute/toolactivated fires at document.modelContext before execute runs":              "Chromium 156 invokes execute first and dispatches toolactivated afterwards; the draft fires it before invoking execute",
 	"execute/toolactivated also fires at the window":                                        "Chromium 156 dispatches toolactivated only at document.modelContext; the declarative explainer and the web-platform-tests also expect it at the Window",
 	"execute/toolcancel also fires at the window":                                           "Chromium 156 dispatches toolcancel only at document.modelContext; the web-platform-tests also expect it at the Window",
 	"execute/a same-origin iframe's tool runs in the iframe, with toolactivated there only": "Chromium 156 hands the tool an input object of the caller's realm; the draft parses the input in the target document's realm",
@@ -319,7 +318,8 @@ func TestSameOriginIframeTool(t *testing.T) {
 
 // TestGoCallsFireEvents: a call that comes from the MCP client through the
 // polyfill's bridge behaves like executeTool: toolactivated fires at
-// document.modelContext and the window before execute runs, the tool gets a
+// document.modelContext and the window once execute started (Chromium's
+// order), the tool gets a
 // live AbortSignal, and cancelling the call (notifications/cancelled) aborts
 // that signal with an AbortError and fires toolcancel. (On the native backend
 // calls go through the CDP WebMCP domain and Chromium fires its own events.)
@@ -335,7 +335,7 @@ func TestGoCallsFireEvents(t *testing.T) {
 	if err := json.Unmarshal([]byte(c.callOK(toolWithSuffix(tools, "probe_events")[0], map[string]any{})), &r); err != nil {
 		t.Fatal(err)
 	}
-	want := "activated:probe_events,window-activated:probe_events,execute:probe_events"
+	want := "execute:probe_events,activated:probe_events,window-activated:probe_events"
 	if strings.Join(r.Log, ",") != want || !r.Signal {
 		t.Errorf("probe_events saw %v (signal %v), want %s and a live AbortSignal", r.Log, r.Signal, want)
 	}

@@ -7,6 +7,11 @@ const bridge = freeze({
     syncDoc();
     return JSONstringify({ __proto__: null, native: hasNative, url: G.location.href, origin: G.location.origin, title: titleOf(doc) });
   },
+  // policy hands over Go's verdict on the Permissions Policy "tools" for
+  // this document (see policy.js); the first verdict stands.
+  policy(allowed) {
+    return JSONstringify(setPolicy(allowed === true));
+  },
   // list returns the registry as JSON. Tools over the limits are replaced
   // by a refusal, so a page cannot make Go read megabytes per change.
   // (The objects have no prototype and the array an own toJSON of
@@ -17,7 +22,9 @@ const bridge = freeze({
     const tools = [];
     defineProperty(tools, 'toJSON', { value: undefined });
     let overflow = 0;
-    registry.forEach((e) => {
+    // A document without the "tools" feature has no tools (and while the
+    // verdict is pending, none yet).
+    if (policy === 'allowed') registry.forEach((e) => {
       if (tools.length >= maxTools) { overflow++; return; }
       if (e.description.length > maxDescription) {
         ArrayPush(tools, { __proto__: null, name: StringSlice(e.name, 0, 128), refused: `its description is ${e.description.length} characters, over the limit of ${maxDescription}` });
@@ -47,11 +54,9 @@ const bridge = freeze({
         goCalls.delete(StringCtor(callId));
         // No prototype: resolve() would otherwise look up a then the page
         // may have put on Object.prototype.
+        // (kind 'navigated': a form submission that navigates; Go reads the
+        // result from the next document, cdp/navresult.go.)
         const out = { __proto__: null, ...r };
-        if (out.kind === 'navigated') {
-          out.kind = 'string';
-          out.value = 'The form was submitted; the page is navigating to show the result.';
-        }
         if (out.ok && out.value !== undefined && out.value.length > maxBytes) {
           out.truncated = out.value.length;
           out.value = StringSlice(out.value, 0, maxBytes);

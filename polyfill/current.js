@@ -62,6 +62,15 @@ function installCurrent() {
         if (!(#active in this)) throw new TypeError('Illegal invocation');
         const t = convertTool(tool, 'registerTool');
         const o = convertOptions(options, 'registerTool', ['exposedTo', 'signal']);
+        return gate(() => this.#register(t, o)); // the Permissions Policy first
+      } catch (err) {
+        return PromiseReject(err);
+      }
+    }
+
+    // The rest of registerTool, once the document may use tools.
+    #register(t, o) {
+      try {
         if (!this.#active || !active()) throw domError('InvalidStateError', 'registerTool: the document is not active');
         const schema = checkTool(t, 'registerTool', (n) => registry.has(n));
         if (o.signal && isAborted(o.signal)) return PromiseReject(reasonOf(o.signal));
@@ -104,6 +113,14 @@ function installCurrent() {
       try {
         if (!(#active in this)) throw new TypeError('Illegal invocation');
         const o = convertOptions(options, 'getTools', ['fromOrigins']);
+        return gate(() => this.#getTools(o));
+      } catch (err) {
+        return PromiseReject(err);
+      }
+    }
+
+    #getTools(o) {
+      try {
         if (!this.#active || !active()) throw domError('InvalidStateError', 'getTools: the document is not active');
         const fromOrigins = o.fromOrigins || [];
         for (let i = 0; i < fromOrigins.length; i++) {
@@ -135,6 +152,14 @@ function installCurrent() {
         if (input === undefined) input = {};
         else if (!isObject(input)) throw new TypeError('executeTool: the input is not an object');
         const o = convertOptions(options, 'executeTool', ['signal']);
+        return gate(() => this.#executeTool(t, input, o));
+      } catch (err) {
+        return PromiseReject(err);
+      }
+    }
+
+    #executeTool(t, input, o) {
+      try {
         if (!this.#active || !active()) throw domError('InvalidStateError', 'executeTool: the document is not active');
         let expected;
         try { expected = call(urlOrigin, new URLCtor(t.origin)); } catch { expected = 'null'; }
@@ -163,6 +188,8 @@ function installCurrent() {
     defineProperty(ModelContext.prototype, 'on' + type, {
       enumerable: true,
       configurable: true,
+      // (WebIDL names the accessor functions "get ontoolchange" and
+      // "set ontoolchange"; the names are set below.)
       get: { [`on${type}`]() { return stateOf(this).handlers[type]; } }[`on${type}`],
       set: { [`on${type}`](v) {
         const st = stateOf(this);
@@ -182,6 +209,11 @@ function installCurrent() {
         }
       } }[`on${type}`],
     });
+  }
+  for (const type of ['toolchange', 'toolactivated', 'toolcancel']) { // (before the page)
+    const d = getOwnPropertyDescriptor(ModelContext.prototype, 'on' + type);
+    defineProperty(d.get, 'name', { value: `get on${type}` });
+    defineProperty(d.set, 'name', { value: `set on${type}` });
   }
   function stateOf(mc) {
     if (!instances.has(mc)) throw new TypeError('Illegal invocation');
@@ -287,7 +319,12 @@ function installCurrent() {
         if (!p) return fail('executeTool: the tool lives in a document this polyfill cannot reach (another origin)');
         if (p.origin !== expected) return fail("executeTool: the tool's document is not of tool.origin");
         target = p;
+        // The tool's document going away (its frame removed or navigated)
+        // ends the call, as in Chromium: it never answers after that.
+        const gone = () => fail("executeTool: the tool's document went away during the call");
+        tryCall(() => call(addListener, t.window, 'pagehide', gone, { once: true }));
         p.run(t.name, inputJSON, id, (r) => {
+          tryCall(() => call(removeListener, t.window, 'pagehide', gone));
           if (settled) return;
           if (!r.ok) return fail(StringCtor(r.error));
           settled = true;

@@ -69,13 +69,16 @@ function runLocal(name, inputJSON, id, done) {
     fireToolEvent('toolactivated', name);
     promise = submitForm(entry, run, id);
   } else {
-    fireToolEvent('toolactivated', name);
+    // execute starts first, then toolactivated fires, as in Chromium
+    // (whose order the web-platform-tests observe: tool started,
+    // toolactivated, …); the draft's prose fires the event first.
     running.set(id, run);
     try {
       promise = PromiseResolve(call(entry.execute, entry.thisArg, input, executeOptions(call(controllerSignal, ctrl))));
     } catch (e) {
       promise = PromiseReject(e);
     }
+    fireToolEvent('toolactivated', name);
   }
   then(promise, (value) => {
     if (running.get(id) !== run) return; // cancelled
@@ -108,12 +111,12 @@ const peer = freeze({
   origin: ORIGIN,
   // notify fires toolchange here.
   notify() {
-    if (current) call(dispatch, current, new EventCtor('toolchange'));
+    if (current && policy === 'allowed') call(dispatch, current, new EventCtor('toolchange'));
   },
   // list returns this document's tools as plain data.
   list(callerOrigin) {
     const out = [];
-    if (!active()) return out;
+    if (!active() || policy !== 'allowed') return out;
     registry.forEach((e) => {
       if (callerOrigin !== ORIGIN && !ArrayIncludes(e.exposed, callerOrigin)) return;
       ArrayPush(out, { name: e.name, title: e.title, description: e.description, schema: e.schema, annotations: e.annotations ? { ...e.annotations } : undefined });

@@ -26,6 +26,8 @@ function installForms() {
   const matches = Element.prototype.matches;
   const getAttr = Element.prototype.getAttribute;
   const hasAttr = Element.prototype.hasAttribute;
+  const setAttr = Element.prototype.setAttribute;
+  const removeAttr = Element.prototype.removeAttribute;
   const formElements = getter(H, 'elements');
   const formNoValidate = getter(H, 'noValidate');
   const requestSubmit = H.requestSubmit;
@@ -210,7 +212,8 @@ function installForms() {
     const description = call(getAttr, form, 'tooldescription');
     if (name === null || !test(NAME_RE, name) || !description) return null;
     const { schema, params } = synthesize(form);
-    return { name, description, schema: JSONstringify(schema), params, autosubmit: call(hasAttr, form, 'toolautosubmit') };
+    const title = call(getAttr, form, 'tooltitle'); // the tool's title (null: none)
+    return { name, title, description, schema: JSONstringify(schema), params, autosubmit: call(hasAttr, form, 'toolautosubmit') };
   }
 
   // sync brings the registry in step with the forms of the document.
@@ -220,9 +223,9 @@ function installForms() {
     const found = call(qsa, doc, 'form[toolname]');
     for (let i = 0; i < found.length && i < MAX_FORMS; i++) {
       const form = found[i];
-      const next = read(form);
+      const next = policy === 'denied' ? null : read(form); // (denied: no form is a tool)
       const old = forms.get(form);
-      if (old && next && old.name === next.name && old.description === next.description &&
+      if (old && next && old.name === next.name && old.description === next.description && old.title === next.title &&
           old.schema === next.schema && old.autosubmit === next.autosubmit && registry.get(old.name) === old.entry) {
         old.params = next.params;
         seen.add(form);
@@ -239,7 +242,7 @@ function installForms() {
       }
       const state = { ...next, form, exec: null, entry: null };
       state.entry = {
-        name: next.name, title: null, description: next.description, schema: next.schema,
+        name: next.name, title: next.title, description: next.description, schema: next.schema,
         annotations: undefined, hints: undefined, exposed: [], face: 'form', execute: undefined, thisArg: undefined, form: state,
       };
       registry.set(next.name, state.entry);
@@ -301,7 +304,7 @@ function installForms() {
   });
   const observe = () => call(MOobserve, observer, doc, {
     subtree: true, childList: true, attributes: true,
-    attributeFilter: ['toolname', 'tooldescription', 'toolautosubmit', 'toolparamdescription', 'name', 'type', 'required',
+    attributeFilter: ['toolname', 'tooldescription', 'tooltitle', 'toolautosubmit', 'toolparamdescription', 'name', 'type', 'required',
       'disabled', 'value', 'multiple', 'min', 'max', 'step', 'pattern', 'minlength', 'maxlength', 'form', 'for', 'id', 'label'],
   });
   observe();
@@ -326,6 +329,7 @@ function installForms() {
       const key = ks[i];
       if (!state.params.has(key)) throw new Error(`Input contains a parameter "${key}" but there is no such parameter for the tool`);
     }
+    state.filled = ks; // (named in the result of a call from Go that a person must submit)
     for (let i = 0; i < ks.length; i++) {
       const key = ks[i];
       const p = state.params.get(key);
@@ -372,17 +376,33 @@ function installForms() {
     const state = entry.form;
     const form = state.form;
     if (state.exec) return reject(new Error('the form is already being filled by another call'));
+    // Chromium matches the form with :tool-form-active and its submit
+    // button with :tool-submit-active during the call. A script cannot
+    // add pseudo-classes, so the polyfill sets the attributes
+    // data-tool-form-active and data-tool-submit-active instead (style
+    // both: docs/differences.md).
+    let marked = [];
+    const mark = (el, attr) => {
+      if (!el) return;
+      tryCall(() => call(setAttr, el, attr, ''));
+      ArrayPush(marked, [el, attr]);
+    };
     const exec = {
       id, event: null, responded: null, script: false, done: false,
       finish() {
         exec.done = true;
         if (state.exec === exec) state.exec = null;
+        const m = marked;
+        marked = [];
+        for (let i = 0; i < m.length; i++) tryCall(() => call(removeAttr, m[i][0], m[i][1]));
       },
       ok(v) { if (!exec.done) { exec.finish(); resolve(v); } },
       fail(msg) { if (!exec.done) { exec.finish(); reject(new Error(msg)); } },
     };
     state.exec = exec;
     run.form = exec;
+    mark(form, 'data-tool-form-active');
+    mark(submitButton(form), 'data-tool-submit-active');
     if (state.autosubmit) {
       if (!call(formNoValidate, form)) {
         const els = call(formElements, form);
@@ -400,18 +420,32 @@ function installForms() {
     }
     // Without toolautosubmit a person checks the form and submits it:
     // bring its submit button into focus and wait.
-    let button = null;
+    const button = submitButton(form);
+    if (!button) return exec.fail('No submit button was found, but for a form without `toolautosubmit`, there must be a submit button');
+    tryCall(() => call(focus, button));
+    if (StringSlice(id, 0, 3) === 'go:') {
+      // An agent over MCP cannot wait for a person who may never come: the
+      // call ends here, saying what was filled; the person's submission is
+      // then the person's own (not a result of this call).
+      const filled = state.filled || [];
+      let names = '';
+      for (let i = 0; i < filled.length; i++) names += (i ? ', ' : '') + filled[i];
+      exec.ok(`The form "${state.name}" was filled${filled.length ? ` (${names})` : ' (no fields)'} but not submitted: it has no toolautosubmit, so a person must check it and submit it.`);
+    }
+    return undefined;
+  });
+
+  // submitButton is the form's first enabled submit button, or null.
+  function submitButton(form) {
     const els = call(formElements, form);
     for (let i = 0; i < els.length; i++) {
       const el = els[i];
       const tag = call(localName, el);
       const t = tag === 'input' ? call(get.type, el) : tag === 'button' ? (el.type || 'submit') : '';
-      if ((t === 'submit' || t === 'image') && !get.disabled(el)) { button = el; break; }
+      if ((t === 'submit' || t === 'image') && !get.disabled(el)) return el;
     }
-    if (!button) return exec.fail('No submit button was found, but for a form without `toolautosubmit`, there must be a submit button');
-    tryCall(() => call(focus, button));
-    return undefined;
-  });
+    return null;
+  }
 
   // settle decides the outcome once the submit event has been dispatched.
   function settle(state, exec) {

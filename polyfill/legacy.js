@@ -58,6 +58,7 @@ const legacy = freeze({
   // document.modelContext.registerTool too) with tools, all or nothing.
   provideContext(options = undefined) {
     syncDoc();
+    checkPolicy('provideContext');
     if (options !== undefined && options !== null && !isObject(options)) throw new TypeError('provideContext: the options are not an object');
     const tools = options ? options.tools : undefined;
     if (tools !== undefined && !isArray(tools)) throw new TypeError('provideContext: tools must be an array');
@@ -92,6 +93,7 @@ const legacy = freeze({
   // polyfills did.
   registerTool(tool) {
     syncDoc();
+    checkPolicy('registerTool');
     const c = legacyConvert(tool, 'registerTool', store.has);
     store.add(c.t, c.schema, c.tool);
     store.commit();

@@ -22,6 +22,7 @@ var parts = []string{
 	"intrinsics.js",  // header, placeholders, captured built-ins, the install guard
 	"helpers.js",     // WebIDL conversions and small helpers
 	"registry.js",    // the per-document registry, peers, tool definitions
+	"policy.js",      // the Permissions Policy "tools", as Go decided it
 	"execute.js",     // running and cancelling tools; this document's peer
 	"current.js",     // document.modelContext (the W3C draft)
 	"forms.js",       // declarative tools: <form toolname>

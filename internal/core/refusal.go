@@ -28,6 +28,10 @@ const (
 	ReasonRate Reason = "rate"
 	// ReasonOrigin: the origin is denied by the origin policy.
 	ReasonOrigin Reason = "origin"
+	// ReasonPermissions: the document may not use tools under the
+	// Permissions Policy "tools" (a cross-origin frame its <iframe> did not
+	// delegate it to, or a Permissions-Policy header that disables it).
+	ReasonPermissions Reason = "permissions-policy"
 	// ReasonPage: the page script could not hand the tool over (its
 	// definition could not be read or encoded).
 	ReasonPage Reason = "page"
