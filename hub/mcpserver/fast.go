@@ -110,16 +110,19 @@ type fastCancelParams struct {
 
 var strict = jsonv2.RejectUnknownMembers(true)
 
-// try answers line when it is a call the fast path takes, and reports
-// whether it did. A line it does not take goes to the SDK.
-func (f *fastCalls) try(line []byte) bool {
+// try reads line and returns the call to run when the fast path takes it
+// (nil when not: the line goes to the SDK). The call must be run, once.
+func (f *fastCalls) try(line []byte) func() {
+	if f == nil {
+		return nil
+	}
 	call := bytes.Contains(line, []byte(`"tools/call"`))
 	if !call && !bytes.Contains(line, []byte(`"notifications/cancelled"`)) {
-		return false
+		return nil
 	}
 	var m fastLine
 	if jsonv2.Unmarshal(line, &m, strict) != nil || m.JSONRPC != "2.0" {
-		return false
+		return nil
 	}
 	switch {
 	case m.Method == "notifications/cancelled" && m.ID == nil:
@@ -134,44 +137,43 @@ func (f *fastCalls) try(line []byte) bool {
 				}
 			}
 		}
-		return false
+		return nil
 	case m.Method != "tools/call":
-		return false
+		return nil
 	}
 	id, ok := canonicalID(m.ID)
 	if !ok {
-		return false
+		return nil
 	}
 	var p fastCallParams
 	if jsonv2.Unmarshal(m.Params, &p, strict) != nil {
-		return false
+		return nil
 	}
 	newProtocol, ok := f.metaKind(p.Meta)
 	if !ok {
-		return false
+		return nil
 	}
 	ss := f.session()
 	if ss == nil {
-		return false
+		return nil
 	}
 	ip := ss.InitializeParams()
 	if ip == nil || f.srv.opts.Confirm != ConfirmNone || canElicit(ss) || !f.srv.tools.Has(p.Name) || p.Name == dispatchName {
-		return false
+		return nil
 	}
 	ctx, cancel := context.WithCancel(f.ctx)
 	f.mu.Lock()
 	if _, dup := f.inflight[id]; dup {
 		f.mu.Unlock()
 		cancel()
-		return false
+		return nil
 	}
 	f.inflight[id] = cancel
 	f.mu.Unlock()
 	// As the SDK's handleMultiRoundTripResult: resultType follows the
 	// session's protocol version, not the request's.
 	complete := ip.ProtocolVersion >= protocol20260728
-	go f.run(ctx, cancel, id, m.ID, p.Name, json.RawMessage(p.Arguments), complete, newProtocol)
-	return true
+	return func() { f.run(ctx, cancel, id, m.ID, p.Name, json.RawMessage(p.Arguments), complete, newProtocol) }
 }
 
 // run makes one fast call and writes its answer.

@@ -66,6 +66,8 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		rand.Read(id)
 		c.id = "stdio-" + hex.EncodeToString(id)
 		c.fast = newFastCalls(t.Server, c, c.id)
+		c.splices = newSplices(c.id)
+		c.stopSplicing = t.Server.tools.addSplicer(c.id, c.splices)
 	}
 	go c.readLoop(bufio.NewReaderSize(t.In, 64<<10), max)
 	return c, nil
@@ -77,14 +79,16 @@ type readResult struct {
 }
 
 type stdioConn struct {
-	in       io.Reader
-	out      io.Writer
-	logger   *slog.Logger
-	incoming chan readResult
-	closed   chan struct{}
-	once     sync.Once
-	id       string     // the session id ("" without a fast path)
-	fast     *fastCalls // nil without a fast path
+	in           io.Reader
+	out          io.Writer
+	logger       *slog.Logger
+	incoming     chan readResult
+	closed       chan struct{}
+	once         sync.Once
+	id           string     // the session id ("" without a fast path)
+	fast         *fastCalls // nil without a fast path
+	splices      *splices   // nil without a fast path
+	stopSplicing func()
 
 	writeMu sync.Mutex
 }
@@ -96,8 +100,13 @@ func (c *stdioConn) readLoop(r *bufio.Reader, max int) {
 		if over {
 			c.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the message is over %d bytes; it was skipped (send smaller arguments)", max))
 		} else if line = bytes.TrimSpace(line); len(line) > 0 {
-			if c.fast != nil && c.fast.try(line) {
-				// Answered by the fast path.
+			if run := c.fast.try(line); run != nil {
+				// The fast path takes the call. This goroutine runs it,
+				// and a new one reads on: the call starts at once, with
+				// no hand-off to another goroutine (or thread) on its way.
+				go c.readLoop(r, max)
+				run()
+				return
 			} else if msg, id, code, why := decodeLine(line); msg != nil {
 				if c.fast != nil {
 					c.fast.noteRequest(msg)
@@ -218,6 +227,17 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	if c.splices != nil {
+		if before, page, after, ok := c.splices.cut(data); ok {
+			// A tools/list page, written in place without a copy.
+			for _, part := range [][]byte{before, page, append(after, '\n')} {
+				if _, err := c.out.Write(part); err != nil {
+					return fmt.Errorf("writing to the MCP client (stdout): %w", err)
+				}
+			}
+			return nil
+		}
+	}
 	if _, err := c.out.Write(append(data, '\n')); err != nil {
 		return fmt.Errorf("writing to the MCP client (stdout): %w", err)
 	}
@@ -242,6 +262,7 @@ func (c *stdioConn) Close() error {
 		close(c.closed)
 		if c.fast != nil {
 			c.fast.close()
+			c.stopSplicing()
 		}
 		if cl, ok := c.in.(io.Closer); ok {
 			cl.Close()
