@@ -2,6 +2,9 @@ package mcpserver
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -43,7 +46,9 @@ func (ts *ToolSet) addSplicer(id string, sp splicer) func() {
 }
 
 // splice puts a marker in place of out's tools when the session's
-// connection splices.
+// connection splices: a stdio connection with a fast path registers its
+// session id; every other session with an id is a streamable HTTP one,
+// whose responses go through the HTTP endpoint's splicer when there is one.
 func (ts *ToolSet) splice(ss *mcp.ServerSession, out *listResult) {
 	if ss == nil || len(out.tools) == 0 {
 		return
@@ -53,15 +58,31 @@ func (ts *ToolSet) splice(ss *mcp.ServerSession, out *listResult) {
 		return
 	}
 	ts.spliceMu.Lock()
-	sp := ts.splicers[id]
+	sp, ok := ts.splicers[id]
+	if !ok && ts.httpSplicer != nil {
+		sp = ts.httpSplicer
+	}
 	ts.spliceMu.Unlock()
 	if sp != nil {
 		out.marker, out.tools = sp.stash(out.tools), nil
 	}
 }
 
-// splices holds a stdio connection's stashed pages until they are written.
+// setHTTPSplicer makes sp the splicer of the sessions that registered
+// none (the streamable HTTP sessions).
+func (ts *ToolSet) setHTTPSplicer(sp splicer) {
+	ts.spliceMu.Lock()
+	defer ts.spliceMu.Unlock()
+	ts.httpSplicer = sp
+}
+
+// splices holds a connection's stashed pages until they are written. With
+// keep set (HTTP), a page stays after it is written, for a stream that is
+// resumed and replayed from the event store, and the oldest beyond keep
+// go; a marker whose page went is written as an empty page.
 type splices struct {
+	keep   int
+	order  []string // with keep: markers, oldest first
 	prefix string
 	seq    atomic.Uint64
 	n      atomic.Int64 // entries in byMark, read without the lock
@@ -79,6 +100,14 @@ func (s *splices) stash(b []byte) string {
 	s.mu.Lock()
 	s.byMark[m] = b
 	s.n.Add(1)
+	if s.keep > 0 {
+		s.order = append(s.order, m)
+		if len(s.order) > s.keep {
+			delete(s.byMark, s.order[0])
+			s.order = s.order[1:]
+			s.n.Add(-1)
+		}
+	}
 	s.mu.Unlock()
 	return m
 }
@@ -101,13 +130,54 @@ func (s *splices) cut(data []byte) (before, page, after []byte, ok bool) {
 	m := string(data[i+1 : i+1+end])
 	s.mu.Lock()
 	page, ok = s.byMark[m]
-	if ok {
+	if ok && s.keep == 0 {
 		delete(s.byMark, m)
 		s.n.Add(-1)
 	}
 	s.mu.Unlock()
+	before, after = data[:i], data[i+1+end+1:]
 	if !ok {
-		return nil, nil, nil, false
+		if s.keep == 0 {
+			return nil, nil, nil, false
+		}
+		// A replay whose page went: an empty page, so the JSON holds.
+		before = bytes.TrimSuffix(before, []byte(","))
 	}
-	return data[:i], page, data[i+1+end+1:], true
+	return before, page, after, true
+}
+
+// splicingWriter writes an HTTP response with stashed pages in place of
+// their markers. The SDK writes each event (or JSON body) in one Write.
+type splicingWriter struct {
+	http.ResponseWriter
+	sp *splices
+}
+
+func (w *splicingWriter) Write(b []byte) (int, error) {
+	before, page, after, ok := w.sp.cut(b)
+	if !ok {
+		return w.ResponseWriter.Write(b)
+	}
+	for _, part := range [][]byte{before, page, after} {
+		if _, err := w.ResponseWriter.Write(part); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
+}
+
+// Unwrap lets http.ResponseController reach the connection (to flush).
+func (w *splicingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// splicing wraps an HTTP MCP handler so that its responses carry the
+// ToolSet's tools/list pages spliced in.
+func (ts *ToolSet) splicing(next http.Handler) http.Handler {
+	id := make([]byte, 8)
+	rand.Read(id)
+	sp := newSplices("http-" + hex.EncodeToString(id))
+	sp.keep = 64
+	ts.setHTTPSplicer(sp)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&splicingWriter{ResponseWriter: w, sp: sp}, r)
+	})
 }

@@ -2,10 +2,14 @@ package mcpserver_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
 )
@@ -83,5 +87,52 @@ func TestSplicedListIsTheSDKs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSplicedHTTPListIsTheSDKs lists the 2,200-tool catalog over
+// streamable HTTP (pages spliced in by the endpoint) and in memory (no
+// splicing) with the go-sdk client, and wants the same tools.
+func TestSplicedHTTPListIsTheSDKs(t *testing.T) {
+	srv, _ := catalogServer(t)
+	h, err := srv.ServeHTTP(mcpserver.HTTPOptions{Addr: "127.0.0.1:0"}, make(chan error, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	ctx := t.Context()
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	viaHTTP, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + h.Addr() + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer viaHTTP.Close()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	inMemory, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inMemory.Close()
+	var lists [2][]byte
+	for i, cs := range []*mcp.ClientSession{viaHTTP, inMemory} {
+		var tools []*mcp.Tool
+		for tool, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			tools = append(tools, tool)
+		}
+		if len(tools) < 2200 {
+			t.Fatalf("listed %d tools, want 2200 and our own", len(tools))
+		}
+		lists[i], _ = json.Marshal(tools)
+	}
+	if !bytes.Equal(lists[0], lists[1]) {
+		t.Errorf("the HTTP listing (%d bytes) differs from the in-memory one (%d bytes)", len(lists[0]), len(lists[1]))
 	}
 }

@@ -165,7 +165,8 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool) (htt
 		EventStore: mcp.NewMemoryEventStore(nil),
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpHandler)
+	// tools/list pages go into the responses as rendered (fast_list.go).
+	mux.Handle("/mcp", s.tools.splicing(mcpHandler))
 	mux.HandleFunc("GET /{$}", s.statusPage)
 	var h http.Handler = mux
 	if opts.Token != "" {

@@ -150,8 +150,9 @@ type ToolSet struct {
 	ownKey  []*mcp.Tool
 	ownJSON []byte
 
-	spliceMu sync.Mutex
-	splicers map[string]splicer // by session id (fast_list.go)
+	spliceMu    sync.Mutex
+	splicers    map[string]splicer // by session id (fast_list.go)
+	httpSplicer splicer            // for the other sessions with an id
 }
 
 // dispatchName is the one tool the SDK registry holds for all of a
