@@ -258,6 +258,12 @@ func (f *fastCalls) metaKind(meta jsontext.Value) (newProtocol, ok bool) {
 	if meta == nil {
 		return false, true
 	}
+	f.mu.Lock()
+	good := f.good[string(meta)]
+	f.mu.Unlock()
+	if good {
+		return true, true // the common case, known without decoding
+	}
 	var m map[string]jsontext.Value
 	if jsonv2.Unmarshal(meta, &m) != nil {
 		return false, false
@@ -265,23 +271,20 @@ func (f *fastCalls) metaKind(meta jsontext.Value) (newProtocol, ok bool) {
 	if _, ok := m["progressToken"]; ok {
 		return false, false
 	}
-	pv, ok := m[mcp.MetaKeyProtocolVersion]
-	if !ok {
+	if _, ok := m[mcp.MetaKeyProtocolVersion]; !ok {
 		return false, true
 	}
-	if string(pv) != `"`+protocol20260728+`"` {
-		return false, false
-	}
-	f.mu.Lock()
-	good := f.good[string(meta)]
-	f.mu.Unlock()
-	return true, good
+	// A 2026-07-28 _meta the SDK has not accepted yet.
+	return false, false
 }
 
 // notePending remembers a new-protocol _meta that goes to the SDK, so that
 // the SDK's successful answer makes it good (sawAnswer).
 func (f *fastCalls) notePending(id string, meta jsontext.Value) {
-	if !bytes.Contains(meta, []byte(mcp.MetaKeyProtocolVersion)) {
+	// Only a _meta whose protocol version is exactly 2026-07-28: the
+	// SDK treats an older one as a legacy request.
+	var m map[string]jsontext.Value
+	if jsonv2.Unmarshal(meta, &m) != nil || string(m[mcp.MetaKeyProtocolVersion]) != `"`+protocol20260728+`"` {
 		return
 	}
 	f.mu.Lock()
