@@ -68,12 +68,21 @@ func (ts *ToolSet) splice(ss *mcp.ServerSession, out *listResult) {
 	}
 }
 
-// setHTTPSplicer makes sp the splicer of the sessions that registered
-// none (the streamable HTTP sessions).
-func (ts *ToolSet) setHTTPSplicer(sp splicer) {
+// httpSplices returns the splicer of the sessions that registered none
+// (the streamable HTTP sessions), made on first use and shared by every
+// HTTP endpoint of the ToolSet.
+func (ts *ToolSet) httpSplices() *splices {
 	ts.spliceMu.Lock()
 	defer ts.spliceMu.Unlock()
+	if sp, ok := ts.httpSplicer.(*splices); ok {
+		return sp
+	}
+	id := make([]byte, 8)
+	rand.Read(id)
+	sp := newSplices("http-" + hex.EncodeToString(id))
+	sp.keep = 64
 	ts.httpSplicer = sp
+	return sp
 }
 
 // splices holds a connection's stashed pages until they are written. With
@@ -172,11 +181,7 @@ func (w *splicingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // splicing wraps an HTTP MCP handler so that its responses carry the
 // ToolSet's tools/list pages spliced in.
 func (ts *ToolSet) splicing(next http.Handler) http.Handler {
-	id := make([]byte, 8)
-	rand.Read(id)
-	sp := newSplices("http-" + hex.EncodeToString(id))
-	sp.keep = 64
-	ts.setHTTPSplicer(sp)
+	sp := ts.httpSplices()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(&splicingWriter{ResponseWriter: w, sp: sp}, r)
 	})
