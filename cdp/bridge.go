@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	cdpt "github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/runtime"
 
@@ -43,37 +42,67 @@ func (b *Browser) onConsole(t *targetState, params jsonv2.Value) {
 }
 
 // adopt moves the bridge handle out of the console's object group (which
-// console.clear() releases) into our own, reads the document's info, and
-// reads its tools.
+// console.clear() releases) into our own, and reads the document's info
+// and its tools. The two commands are sent together and answered in one
+// round trip: the page runs them in order, both on the handle the console
+// gave us (it lives until the move has happened, and after).
 func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
 	ctx := b.life
-	res, err := cdpt.Call(ctx, d.t.sess, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+	l := b.opts.Limits
+	move, err := d.t.sess.Send(runtime.CommandCallFunctionOn, runtime.CallFunctionOnParams{
 		FunctionDeclaration: "function(){return this}",
 		ObjectID:            handle,
 		ObjectGroup:         "webmcp-cdp",
 	})
-	if err != nil || res.Result == nil || res.Result.ObjectID == "" {
+	if err != nil {
 		b.logger.Debug("adopting a page bridge failed", "err", err)
 		return
 	}
-	var info struct {
-		Native bool   `json:"native"`
-		URL    string `json:"url"`
-	}
-	if err := b.callBridge(ctx, d.t.sess, res.Result.ObjectID, "function(){return this.info()}", nil, &info); err != nil {
-		b.logger.Debug("reading a page's info failed", "err", err)
+	// info and list are the bridge's JSON strings, joined without calling
+	// anything the page could have replaced.
+	read, readErr := d.t.sess.Send(runtime.CommandCallFunctionOn, bridgeCall(handle,
+		`function(a,b,c){return '{"info":'+this.info()+',"list":'+this.list(a,b,c)+'}'}`, l.MaxTools, l.MaxDescription, l.MaxSchema))
+	var moved runtime.CallFunctionOnResult
+	if err := move.Wait(ctx, &moved); err != nil || moved.Result == nil || moved.Result.ObjectID == "" {
+		b.logger.Debug("adopting a page bridge failed", "err", err)
+		if readErr == nil {
+			read.Wait(ctx, nil) // its answer, or given up with ctx: never left pending
+		}
 		return
 	}
+	var first struct {
+		Info struct {
+			Native bool   `json:"native"`
+			URL    string `json:"url"`
+		} `json:"info"`
+		List toolList `json:"list"`
+	}
+	if readErr == nil {
+		readErr = bridgeResult(ctx, read, &first)
+	}
+	if readErr != nil {
+		b.logger.Debug("reading a page's info failed", "err", readErr)
+		return
+	}
+	info := first.Info
 	b.mu.Lock()
-	d.bridge = res.Result.ObjectID
+	d.bridge = moved.Result.ObjectID
 	d.native = info.Native
 	d.url = info.URL
 	alive := d.alive
+	if alive && !info.Native {
+		// The first list is applied as a refresh would; changes signalled
+		// while it was read make the refresh loop read again.
+		d.busy = true
+	}
 	b.mu.Unlock()
 	if !alive {
 		return
 	}
 	if b.opts.Backend == polyfill.BackendNative && !info.Native {
+		b.mu.Lock()
+		d.busy = false
+		b.mu.Unlock()
 		select {
 		case b.fatal <- fmt.Errorf("--backend native: %s has no native document.modelContext; start Chromium 156 or later with --enable-features=WebMCP, or use --backend auto", info.URL):
 		default:
@@ -83,44 +112,63 @@ func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
 	b.logger.Debug("page bridge adopted", "target", d.t.targetID, "url", info.URL, "native", info.Native)
 	b.adoptedPageServers(d)
 	if !info.Native {
-		b.applyPolicy(ctx, d, res.Result.ObjectID)
-		b.refresh(d)
+		// The first list was read before the policy was handed over: it
+		// stands when the document may use tools; a denial dropped what
+		// the page registered meanwhile, so the list is read again.
+		if b.applyPolicy(ctx, d, moved.Result.ObjectID) {
+			b.refreshLoop(d, &first.List)
+		} else {
+			b.refreshLoop(d, nil)
+		}
 	}
 }
 
-// callBridge calls fn on a bridge object and decodes the JSON string it
-// returns into out.
-func (b *Browser) callBridge(ctx context.Context, s *Session, obj runtime.RemoteObjectID, fn string, args []any, out any) error {
+// bridgeCall is the Runtime.callFunctionOn of fn on a bridge object with
+// args, awaited and returned by value.
+func bridgeCall(obj runtime.RemoteObjectID, fn string, args ...any) runtime.CallFunctionOnParams {
 	callArgs := make([]*runtime.CallArgument, 0, len(args))
 	for _, a := range args {
-		v, err := json.Marshal(a)
-		if err != nil {
-			return err
-		}
+		v, _ := json.Marshal(a) // numbers and strings
 		callArgs = append(callArgs, &runtime.CallArgument{Value: v})
 	}
-	res, err := cdpt.Call(ctx, s, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+	return runtime.CallFunctionOnParams{
 		FunctionDeclaration: fn,
 		ObjectID:            obj,
 		Arguments:           callArgs,
 		AwaitPromise:        ptr(true),
 		ReturnByValue:       ptr(true),
 		Silent:              ptr(true),
-	})
-	if err != nil {
+	}
+}
+
+// bridgeResult waits for a bridge call and decodes the JSON string it
+// returned into out.
+func bridgeResult(ctx context.Context, p *Pending, out any) error {
+	var res runtime.CallFunctionOnResult
+	if err := p.Wait(ctx, &res); err != nil {
 		return err
 	}
 	if res.ExceptionDetails != nil {
 		return fmt.Errorf("the page script failed: %s", exceptionText(res.ExceptionDetails))
 	}
-	var s2 string
-	if res.Result == nil || jsonv2.Unmarshal(res.Result.Value, &s2) != nil {
+	var s string
+	if res.Result == nil || jsonv2.Unmarshal(res.Result.Value, &s) != nil {
 		return errors.New("the page script returned no JSON string")
 	}
-	if err := json.Unmarshal([]byte(s2), out); err != nil {
+	if err := json.Unmarshal([]byte(s), out); err != nil {
 		return fmt.Errorf("the page script returned bad JSON: %w", err)
 	}
 	return nil
+}
+
+// callBridge calls fn on a bridge object and decodes the JSON string it
+// returns into out.
+func (b *Browser) callBridge(ctx context.Context, s *Session, obj runtime.RemoteObjectID, fn string, args []any, out any) error {
+	p, err := s.Send(runtime.CommandCallFunctionOn, bridgeCall(obj, fn, args...))
+	if err != nil {
+		return err
+	}
+	return bridgeResult(ctx, p, out)
 }
 
 func truncate(s string, n int) string {
@@ -146,6 +194,13 @@ type pageTool struct {
 	Refused     string         `json:"refused"`
 }
 
+// toolList is what the bridge's list returns.
+type toolList struct {
+	URL      string     `json:"url"`
+	Tools    []pageTool `json:"tools"`
+	Overflow int        `json:"overflow"`
+}
+
 // refresh reads the tools of a document and hands them to the sink. Calls
 // made while a read runs fold into one more read.
 func (b *Browser) refresh(d *docState) {
@@ -162,17 +217,26 @@ func (b *Browser) refresh(d *docState) {
 		return
 	}
 	d.busy = true
+	b.mu.Unlock()
+	b.refreshLoop(d, nil)
+}
+
+// refreshLoop runs with d.busy set: it hands first (when set) or a fresh
+// read to the sink, and reads again while changes came meanwhile.
+func (b *Browser) refreshLoop(d *docState, first *toolList) {
+	b.mu.Lock()
 	bridge := d.bridge
 	b.mu.Unlock()
 	for {
-		var list struct {
-			URL      string     `json:"url"`
-			Tools    []pageTool `json:"tools"`
-			Overflow int        `json:"overflow"`
-		}
+		var list toolList
+		var err error
 		l := b.opts.Limits
-		err := b.callBridge(b.life, d.t.sess, bridge, "function(a,b,c){return this.list(a,b,c)}",
-			[]any{l.MaxTools, l.MaxDescription, l.MaxSchema}, &list)
+		if first != nil {
+			list, first = *first, nil
+		} else {
+			err = b.callBridge(b.life, d.t.sess, bridge, "function(a,b,c){return this.list(a,b,c)}",
+				[]any{l.MaxTools, l.MaxDescription, l.MaxSchema}, &list)
+		}
 		b.mu.Lock()
 		if !d.alive {
 			d.busy = false

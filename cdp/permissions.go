@@ -97,27 +97,28 @@ type frameFacts struct {
 
 // applyPolicy decides the feature for a polyfilled document, hands the
 // verdict to its bridge, and reports a denial. It runs once per document,
-// right after the bridge is adopted.
-func (b *Browser) applyPolicy(ctx context.Context, d *docState, bridge runtime.RemoteObjectID) {
+// right after the bridge is adopted, and says whether tools are allowed.
+func (b *Browser) applyPolicy(ctx context.Context, d *docState, bridge runtime.RemoteObjectID) (allowed bool) {
 	v := b.toolsVerdict(ctx, d)
 	var ok bool
 	if err := b.callBridge(ctx, d.t.sess, bridge, "function(a){return this.policy(a)}", []any{v.allowed}, &ok); err != nil {
 		b.logger.Debug("handing the tools policy to a page failed", "err", err)
-		return
+		return false
 	}
 	if v.allowed {
-		return
+		return true
 	}
 	b.logger.Info("a frame may not use WebMCP tools (Permissions Policy \"tools\")", "origin", d.origin, "frame", d.frameID, "reason", v.reason)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !d.alive {
-		return
+		return false
 	}
 	src := b.sourceOf(d)
 	b.sink.Update(src, nil, []core.Refusal{{Reason: core.ReasonPermissions, Tool: "*",
 		Detail: "the document may not use tools (Permissions Policy \"tools\"): " + v.reason,
 		Origin: src.Origin, URL: src.URL, Tab: src.Tab, At: time.Now()}})
+	return false
 }
 
 // toolsVerdict walks from the document's frame up to the top of its tab.

@@ -286,7 +286,7 @@ func (s *session) serveStdio(ctx context.Context, exited <-chan struct{}, why fu
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
-	tr := &mcpserver.StdioTransport{In: os.Stdin, Out: os.Stdout}
+	tr := &mcpserver.StdioTransport{In: os.Stdin, Out: os.Stdout, Server: s.server}
 	go func() { done <- s.server.MCP().Run(ctx, tr) }()
 	select {
 	case err := <-done:

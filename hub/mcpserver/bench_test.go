@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
@@ -30,12 +31,12 @@ type lineClient struct {
 	seq int
 }
 
-func newLineClient(tb testing.TB, srv *mcp.Server) *lineClient {
+func newLineClient(tb testing.TB, srv *mcpserver.Server) *lineClient {
 	tb.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: inR, Writer: outW}, nil)
+	ss, err := srv.MCP().Connect(ctx, &mcpserver.StdioTransport{In: inR, Out: outW, Server: srv}, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func (c *lineClient) listAll() (n, pages int) {
 func BenchmarkToolsListServerSide(b *testing.B) {
 	srv, h := catalogServer(b)
 	want := len(h.Tools())
-	c := newLineClient(b, srv.MCP())
+	c := newLineClient(b, srv)
 	n, pages := c.listAll()
 	if pages != 3 || want != 2200 {
 		b.Fatalf("%d tools in %d pages", want, pages)
@@ -141,5 +142,29 @@ func BenchmarkCallHub(b *testing.B) {
 		if o := h.Call(ctx, site+"_t", []byte(`{"query":"x"}`)); o.IsError {
 			b.Fatal(o)
 		}
+	}
+}
+
+// BenchmarkCallServerSide is one tools/call of a page tool into a fake
+// browser, as the server answers it over a pipe: decoding the request,
+// the call, and encoding the answer. The new-protocol variant carries the
+// per-request _meta a 2026-07-28 client (the go-sdk's) sends.
+func BenchmarkCallServerSide(b *testing.B) {
+	for _, bc := range []struct{ name, meta string }{
+		{"2025-11-25", ``},
+		{"2026-07-28", `"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			srv, h := catalogServer(b)
+			name := h.Tools()[len(h.Tools())/2].Name
+			c := newLineClient(b, srv)
+			req := `"tools/call","params":{` + bc.meta + `"name":"` + name + `","arguments":{"query":"x"}}`
+			b.ReportAllocs()
+			for b.Loop() {
+				if line := c.rpc(req); bytes.Contains(line, []byte(`"isError":true`)) {
+					b.Fatalf("%s", line)
+				}
+			}
+		})
 	}
 }

@@ -170,7 +170,8 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, stat
 		// client whose SSE stream drops mid-call can resume it.
 		EventStore: mcp.NewMemoryEventStore(nil),
 	})
-	var h http.Handler = mcpHandler
+	// tools/list pages go into the responses as rendered (fast_list.go).
+	var h http.Handler = s.tools.splicing(mcpHandler)
 	if opts.Token != "" {
 		verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 			if subtle.ConstantTimeCompare([]byte(token), []byte(opts.Token)) != 1 {

@@ -153,6 +153,10 @@ type ToolSet struct {
 	ownMu   sync.Mutex
 	ownKey  []*mcp.Tool
 	ownJSON []byte
+
+	spliceMu    sync.Mutex
+	splicers    map[string]splicer // by session id (fast_list.go)
+	httpSplicer splicer            // for the other sessions with an id
 }
 
 // dispatchName is the one tool the SDK registry holds for all of a
@@ -506,6 +510,7 @@ func (ts *ToolSet) list(ctx context.Context, next mcp.MethodHandler, r *mcp.List
 		own.NextCursor = ""
 	}
 	out.tools = s.page(page)
+	ts.splice(r.Session, out)
 	if page+1 < len(s.pages) {
 		out.NextCursor = strconv.FormatUint(s.version, 10) + "." + strconv.Itoa(page+1)
 	}
@@ -572,6 +577,9 @@ type listResult struct {
 	*mcp.ListToolsResult
 	own   []byte // the server's own tools, comma-separated
 	tools []byte // the set's tools of this page, comma-separated
+	// marker, when set, stands in for tools: the transport writes the
+	// tools in its place (fast_list.go).
+	marker string
 }
 
 // MarshalJSON writes the result's envelope, then the tools as rendered.
@@ -585,12 +593,16 @@ func (r *listResult) MarshalJSON() ([]byte, error) {
 	if !bytes.HasSuffix(head, []byte(tail)) {
 		return nil, fmt.Errorf("unexpected tools/list envelope %.100q", head)
 	}
-	b := make([]byte, 0, len(head)+len(r.own)+len(r.tools)+2)
+	tools := r.tools
+	if r.marker != "" {
+		tools = []byte(strconv.Quote(r.marker))
+	}
+	b := make([]byte, 0, len(head)+len(r.own)+len(tools)+2)
 	b = append(b, head[:len(head)-2]...)
 	b = append(b, r.own...)
-	if len(r.own) > 0 && len(r.tools) > 0 {
+	if len(r.own) > 0 && len(tools) > 0 {
 		b = append(b, ',')
 	}
-	b = append(b, r.tools...)
+	b = append(b, tools...)
 	return append(b, "]}"...), nil
 }

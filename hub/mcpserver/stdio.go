@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +35,11 @@ type StdioTransport struct {
 	MaxLine int
 	// Logger receives one line per refused message (default slog.Default()).
 	Logger *slog.Logger
+	// Server, when set, is the Server this transport is run for: the
+	// page-tool calls that cannot ask the client anything are then
+	// answered without the SDK's JSON-RPC machinery (fast.go), with the
+	// bytes the SDK would write.
+	Server *Server
 }
 
 // Connect implements mcp.Transport.
@@ -52,6 +59,16 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		incoming: make(chan readResult),
 		closed:   make(chan struct{}),
 	}
+	if t.Server != nil {
+		// A session id of its own lets the fast path find the SDK's
+		// session of this connection (the SDK shows it in its log only).
+		id := make([]byte, 8)
+		rand.Read(id)
+		c.id = "stdio-" + hex.EncodeToString(id)
+		c.fast = newFastCalls(t.Server, c, c.id)
+		c.splices = newSplices(c.id)
+		c.stopSplicing = t.Server.tools.addSplicer(c.id, c.splices)
+	}
 	go c.readLoop(bufio.NewReaderSize(t.In, 64<<10), max)
 	return c, nil
 }
@@ -62,12 +79,16 @@ type readResult struct {
 }
 
 type stdioConn struct {
-	in       io.Reader
-	out      io.Writer
-	logger   *slog.Logger
-	incoming chan readResult
-	closed   chan struct{}
-	once     sync.Once
+	in           io.Reader
+	out          io.Writer
+	logger       *slog.Logger
+	incoming     chan readResult
+	closed       chan struct{}
+	once         sync.Once
+	id           string     // the session id ("" without a fast path)
+	fast         *fastCalls // nil without a fast path
+	splices      *splices   // nil without a fast path
+	stopSplicing func()
 
 	writeMu sync.Mutex
 }
@@ -79,7 +100,17 @@ func (c *stdioConn) readLoop(r *bufio.Reader, max int) {
 		if over {
 			c.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the message is over %d bytes; it was skipped (send smaller arguments)", max))
 		} else if line = bytes.TrimSpace(line); len(line) > 0 {
-			if msg, id, code, why := decodeLine(line); msg != nil {
+			if run := c.fast.try(line); run != nil {
+				// The fast path takes the call. This goroutine runs it,
+				// and a new one reads on: the call starts at once, with
+				// no hand-off to another goroutine (or thread) on its way.
+				go c.readLoop(r, max)
+				run()
+				return
+			} else if msg, id, code, why := decodeLine(line); msg != nil {
+				if c.fast != nil {
+					c.fast.noteRequest(msg)
+				}
 				select {
 				case c.incoming <- readResult{msg: msg}:
 				case <-c.closed:
@@ -191,17 +222,48 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encoding a message for the MCP client: %w", err)
 	}
+	if c.fast != nil {
+		c.fast.sawAnswer(msg)
+	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	if c.splices != nil {
+		if before, page, after, ok := c.splices.cut(data); ok {
+			// A tools/list page, written in place without a copy.
+			for _, part := range [][]byte{before, page, append(after, '\n')} {
+				if _, err := c.out.Write(part); err != nil {
+					return fmt.Errorf("writing to the MCP client (stdout): %w", err)
+				}
+			}
+			return nil
+		}
+	}
 	if _, err := c.out.Write(append(data, '\n')); err != nil {
 		return fmt.Errorf("writing to the MCP client (stdout): %w", err)
 	}
 	return nil
 }
 
+// writeLine writes one line (ending in a newline) that the fast path
+// made. A failed write is the SDK's to find: its next write fails too.
+func (c *stdioConn) writeLine(line []byte) {
+	select {
+	case <-c.closed:
+		return
+	default:
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	c.out.Write(line)
+}
+
 func (c *stdioConn) Close() error {
 	c.once.Do(func() {
 		close(c.closed)
+		if c.fast != nil {
+			c.fast.close()
+			c.stopSplicing()
+		}
 		if cl, ok := c.in.(io.Closer); ok {
 			cl.Close()
 		}
@@ -209,4 +271,4 @@ func (c *stdioConn) Close() error {
 	return nil
 }
 
-func (c *stdioConn) SessionID() string { return "" }
+func (c *stdioConn) SessionID() string { return c.id }
