@@ -104,6 +104,8 @@ type Browser struct {
 	inflight map[string][]*context.Context
 	// attached is closed and replaced whenever a target attaches.
 	attached chan struct{}
+	// diag follows the tabs opened for CI mode (diagnose.go).
+	diag diagnoses
 }
 
 type targetState struct {

@@ -128,6 +128,9 @@ func (b *Browser) setup(t *targetState, existing bool) {
 	if b.opts.Backend != polyfill.BackendPolyfill {
 		steps = append(steps, step{webmcp.CommandEnable, nil})
 	}
+	for _, m := range b.diagnosisSteps() {
+		steps = append(steps, step{m, nil})
+	}
 	steps = append(steps, step{runtime.CommandRunIfWaitingForDebugger, nil})
 	pending := make([]*Pending, 0, len(steps))
 	for _, s := range steps {
@@ -222,6 +225,9 @@ type auxData struct {
 }
 
 func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
+	if b.diag.on.Load() {
+		b.diagnoseEvent(t, msg)
+	}
 	switch msg.Method {
 	case cdproto.EventRuntimeExecutionContextCreated:
 		var ev runtime.EventExecutionContextCreated
