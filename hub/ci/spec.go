@@ -29,7 +29,7 @@ type Spec struct {
 	// Lint is the default lint mode of the pages.
 	Lint LintMode `json:"lint,omitempty"`
 	// Viewport, Headers and Cookies are the defaults of the pages.
-	Viewport *Viewport        `json:"viewport,omitempty"`
+	Viewport *Viewport         `json:"viewport,omitempty"`
 	Headers  map[string]string `json:"headers,omitempty"`
 	Cookies  []Cookie          `json:"cookies,omitempty"`
 	// Pages are opened one at a time, in order.
@@ -117,7 +117,7 @@ type PageSpec struct {
 	Lint LintMode `json:"lint,omitempty"`
 	// Viewport, Headers and Cookies are set before the page loads; they
 	// override the spec's (headers and cookies are merged, by name).
-	Viewport *Viewport        `json:"viewport,omitempty"`
+	Viewport *Viewport         `json:"viewport,omitempty"`
 	Headers  map[string]string `json:"headers,omitempty"`
 	Cookies  []Cookie          `json:"cookies,omitempty"`
 	// Calls are made in order, after the tools settled.
