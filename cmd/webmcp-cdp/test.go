@@ -85,7 +85,7 @@ func newTest() *cobra.Command {
 			n := rep.Counts()
 			total := n.Passed + n.Failed + n.Errors + n.Skipped
 			if n.Errors > 0 {
-				return &exitError{code: 2, err: fmt.Errorf("%s could not be checked (a page did not load); %d of %d checks failed", plural(n.Errors, "check"), n.Failed, total)}
+				return &exitError{code: 2, err: fmt.Errorf("%s could not run (a page did not load); %d of %d checks failed", plural(n.Errors, "check"), n.Failed, total)}
 			}
 			if n.Failed > 0 {
 				return &exitError{code: 1, err: fmt.Errorf("%d of %d checks failed", n.Failed, total)}
