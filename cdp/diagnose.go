@@ -310,7 +310,7 @@ func (b *Browser) diagnoseEvent(t *targetState, msg *cdproto.Message) {
 		if ev.Type == network.ResourceTypeDocument && isMainFrame(ev.FrameID) {
 			td.load.URL, td.load.Status, td.load.StatusText, td.load.Err = cut(r.URL, maxURLText), int(r.Status), cut(r.StatusText, 100), ""
 			changed = true
-		} else if r.Status >= 400 {
+		} else if r.Status >= 400 && !isFavicon(r.URL) {
 			td.add(core.PageProblem{Kind: core.ProblemRequest, Text: fmt.Sprintf("HTTP %d %s", r.Status, r.StatusText), URL: r.URL, Status: int(r.Status)})
 		}
 	case cdproto.EventNetworkLoadingFinished:
@@ -427,4 +427,11 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// isFavicon says a request is the browser's own for /favicon.ico, which
+// many sites do not have and no page asked for.
+func isFavicon(u string) bool {
+	u, _, _ = strings.Cut(u, "?")
+	return strings.HasSuffix(u, "/favicon.ico")
 }

@@ -109,12 +109,12 @@ func TestCIPipeline(t *testing.T) {
 func TestCISettleFollowsThePage(t *testing.T) {
 	base := serveFixtures(t)
 	for run := 1; run <= 3; run++ {
-		rep := inspect(t, 0, "--timeout", "30s", base+"/ci/late.html")
+		rep := inspect(t, 0, base+"/ci/late.html")
 		if len(rep.Tools) != 1 || rep.Tools[0].Name != "late_tool" || !rep.Settled {
 			t.Fatalf("run %d: settled %v, tools %+v", run, rep.Settled, rep.Tools)
 		}
 	}
-	rep := inspect(t, 0, "--timeout", "30s", "--wait-for-tool", "late_tool", base+"/ci/late.html?early")
+	rep := inspect(t, 0, "--wait-for-tool", "late_tool", base+"/ci/late.html?early")
 	var names []string
 	for _, tl := range rep.Tools {
 		names = append(names, tl.Name)
