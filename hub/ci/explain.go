@@ -20,7 +20,7 @@ func Explain(d core.PageDiagnosis) []string {
 	case l.Err != "":
 		out = append(out, fmt.Sprintf("the page did not load: %s", l.Err))
 	case !l.Loaded && l.URL != "":
-		out = append(out, "the page never fired its load event (a script or a request that never ends?)")
+		out = append(out, "the page had not finished loading (no load event) when the wait ended: a slow script or request? (--timeout sets the wait)")
 	}
 	switch d.API {
 	case "none":
