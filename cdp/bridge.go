@@ -81,6 +81,7 @@ func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
 		return
 	}
 	b.logger.Debug("page bridge adopted", "target", d.t.targetID, "url", info.URL, "native", info.Native)
+	b.adoptedPageServers(d)
 	if !info.Native {
 		b.refresh(d)
 	}

@@ -22,8 +22,12 @@ import (
 
 // LaunchOptions configures Launch.
 type LaunchOptions struct {
-	// Chrome is the browser executable; empty finds one (FindChrome).
+	// Chrome is the browser executable; empty finds one of Channel
+	// (System.FindBrowser).
 	Chrome string
+	// Channel is the release channel to look for when Chrome is empty
+	// (default stable).
+	Channel Channel
 	// Headless forces headless mode; without it the browser is headless only
 	// when there is no display.
 	Headless bool
@@ -34,6 +38,12 @@ type LaunchOptions struct {
 	Args []string
 	// EnableNative adds --enable-features=WebMCP.
 	EnableNative bool
+	// ProxyServer is --proxy-server (e.g. http://127.0.0.1:3128), and
+	// ProxyBypass its --proxy-bypass-list (e.g. "<-loopback>;*.internal").
+	ProxyServer, ProxyBypass string
+	// WindowWidth and WindowHeight, when set, are the window size
+	// (--window-size): the viewport in headless mode.
+	WindowWidth, WindowHeight int
 	// Logger receives the log (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -72,24 +82,6 @@ const (
 	tailLines = 20
 )
 
-// FindChrome returns the browser to start: path if set, else $CHROME_PATH,
-// else the first of chromium, chromium-browser, google-chrome and
-// google-chrome-stable on PATH.
-func FindChrome(path string) (string, error) {
-	if path != "" {
-		return exec.LookPath(path)
-	}
-	if p := os.Getenv("CHROME_PATH"); p != "" {
-		return exec.LookPath(p)
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("no Chromium or Chrome found on PATH: install one (on Debian: apt-get install -y chromium), or pass --chrome PATH or set CHROME_PATH")
-}
-
 // browserArgs returns the command line, and logs why each group of flags
 // that the user did not ask for is there.
 func browserArgs(opts LaunchOptions, userDataDir string, logger *slog.Logger) []string {
@@ -119,6 +111,15 @@ func browserArgs(opts LaunchOptions, userDataDir string, logger *slog.Logger) []
 		args = append(args, "--enable-features=WebMCP")
 		logger.Info("adding --enable-features=WebMCP: --backend native needs Chromium's own WebMCP")
 	}
+	if opts.ProxyServer != "" {
+		args = append(args, "--proxy-server="+opts.ProxyServer)
+	}
+	if opts.ProxyBypass != "" {
+		args = append(args, "--proxy-bypass-list="+opts.ProxyBypass)
+	}
+	if opts.WindowWidth > 0 && opts.WindowHeight > 0 {
+		args = append(args, fmt.Sprintf("--window-size=%d,%d", opts.WindowWidth, opts.WindowHeight))
+	}
 	args = append(args, opts.Args...)
 	// Start on about:blank: URLs are opened after auto-attach is in place,
 	// or their early registrations would be lost.
@@ -134,7 +135,7 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	exe, err := FindChrome(opts.Chrome)
+	exe, err := HostSystem().FindBrowser(opts.Chrome, opts.Channel)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +154,8 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 		p.tempDir = dir
 	}
 	args := browserArgs(opts, dir, logger)
-	logger.Info("starting the browser", "path", exe, "args", strings.Join(args, " "))
+	logger.Info("starting the browser", "path", exe)
+	logger.Debug("the browser's command line", "args", strings.Join(args, " "))
 	if err := p.start(exe, args); err != nil {
 		if rerr := p.removeTemp(); rerr != nil {
 			err = errors.Join(err, rerr)

@@ -75,6 +75,11 @@ type Options struct {
 	Limits Limits
 	// ReloadExisting reloads the tabs that had loaded before we attached.
 	ReloadExisting bool
+	// UserAgent, when set, overrides the user agent in every target.
+	UserAgent string
+	// ViewportWidth and ViewportHeight, when set, fix the viewport of
+	// every tab (Emulation.setDeviceMetricsOverride).
+	ViewportWidth, ViewportHeight int
 	// Logger receives the log (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -104,6 +109,8 @@ type Browser struct {
 	inflight map[string][]*context.Context
 	// attached is closed and replaced whenever a target attaches.
 	attached chan struct{}
+	// mcpb holds the MCP-B page servers of each document (pageserver.go).
+	mcpb map[string]*psDoc
 	// diag follows the tabs opened for CI mode (diagnose.go).
 	diag diagnoses
 }

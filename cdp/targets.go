@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/cdproto"
 	cdpt "github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
@@ -85,7 +86,7 @@ func (b *Browser) onAttached(params jsonv2.Value, parent *targetState) {
 	close(b.attached)
 	b.attached = make(chan struct{})
 	b.mu.Unlock()
-	b.logger.Debug("attached", "type", kind, "target", t.targetID, "url", ev.TargetInfo.URL, "paused", ev.WaitingForDebugger)
+	b.logger.Debug("attached", "type", kind, "url", ev.TargetInfo.URL, "title", ev.TargetInfo.Title, "target", t.targetID, "paused", ev.WaitingForDebugger)
 	existing := !ev.WaitingForDebugger && ev.TargetInfo.URL != "" && ev.TargetInfo.URL != "about:blank"
 	go b.setup(t, existing)
 }
@@ -125,6 +126,12 @@ func (b *Browser) setup(t *targetState, existing bool) {
 		Type    string `json:"type,omitempty,omitzero"`
 	}{Type: "iframe"})
 	steps = append(steps, step{target.CommandSetAutoAttach, frames})
+	if b.opts.UserAgent != "" {
+		steps = append(steps, step{emulation.CommandSetUserAgentOverride, &emulation.SetUserAgentOverrideParams{UserAgent: b.opts.UserAgent}})
+	}
+	if b.opts.ViewportWidth > 0 && t.kind == "page" {
+		steps = append(steps, step{emulation.CommandSetDeviceMetricsOverride, &emulation.SetDeviceMetricsOverrideParams{Width: int64(b.opts.ViewportWidth), Height: int64(b.opts.ViewportHeight)}})
+	}
 	if b.opts.Backend != polyfill.BackendPolyfill {
 		steps = append(steps, step{webmcp.CommandEnable, nil})
 	}
@@ -148,10 +155,10 @@ func (b *Browser) setup(t *targetState, existing bool) {
 	for i, p := range pending {
 		if err := p.Wait(wctx, nil); err != nil {
 			level := slog.LevelWarn
-			if steps[i].method == webmcp.CommandEnable || errors.Is(err, ErrTargetGone) {
+			if steps[i].method == webmcp.CommandEnable || errors.Is(err, ErrTargetGone) || errors.Is(err, ErrClosed) {
 				level = slog.LevelDebug
 			}
-			b.logger.Log(b.life, level, "a setup step failed", "target", t.targetID, "err", err)
+			b.logger.Log(b.life, level, "a setup step failed", "url", t.url, "target", t.targetID, "err", err)
 		}
 	}
 	if existing && t.kind == "page" && b.opts.ReloadExisting {
@@ -182,7 +189,7 @@ func (b *Browser) onDetached(params jsonv2.Value) {
 	b.mu.Unlock()
 	b.conn.detach(ev.SessionID)
 	if ok {
-		b.logger.Debug("detached", "type", t.kind, "target", t.targetID)
+		b.logger.Debug("detached", "type", t.kind, "url", t.url, "target", t.targetID)
 	}
 }
 
@@ -217,6 +224,7 @@ func (b *Browser) dropDocLocked(d *docState) {
 	delete(d.t.contexts, d.ctxID)
 	delete(b.docs, d.key)
 	b.sink.DropDoc(d.key)
+	b.endPageServersLocked(d.key)
 }
 
 type auxData struct {
@@ -280,7 +288,9 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		b.mu.Lock()
 		d := t.contexts[ev.ExecutionContextID]
 		b.mu.Unlock()
-		if d != nil {
+		if d != nil && ev.Payload == pageServerPing {
+			go b.pullPageServers(d)
+		} else if d != nil {
 			go b.refresh(d)
 		}
 	case cdproto.EventPageFrameNavigated:

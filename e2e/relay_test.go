@@ -28,7 +28,7 @@ type relayProc struct {
 	stderr *syncBuffer
 }
 
-var listening = regexp.MustCompile(`msg="relay listening" addr=(\S+)`)
+var listening = regexp.MustCompile(`relay listening"? addr=(\S+)`)
 
 // startRelay runs the relay on a free port, with extra flags, and waits
 // until it listens.

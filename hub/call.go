@@ -104,7 +104,7 @@ func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args
 	if debug {
 		start = time.Now()
 	}
-	out, err := h.browser.Invoke(callCtx, c.doc.Key, c.tool, args)
+	out, err := h.invokeDoc(callCtx, c.doc, c.tool, args)
 	if debug {
 		h.logger.Debug("tool call", "name", name, "tab", t.n, "took", time.Since(start), "err", err)
 	}

@@ -123,6 +123,8 @@ type Hub struct {
 	// plainFrame is, per tab and tool, the frame that holds the tab-level
 	// name without a frame suffix.
 	plainFrame map[string]string
+	// ps holds the MCP-B page servers (pageservers.go).
+	ps pageServers
 }
 
 // CallRecord describes a finished tool call.

@@ -67,6 +67,22 @@ const bridge = freeze({
     const id = goCalls.get(StringCtor(callId));
     if (id) cancelLocal(id, StringCtor(reason));
   },
+
+  // ---- MCP-B page servers (pageserver.js) ----
+  // mcpbTake returns the messages page servers sent since the last take,
+  // as JSON: {msgs: [{t: 'ready'|'msg'|'stopped', s, ...}], dropped, more}.
+  mcpbTake(maxChars) {
+    return mcpbTakeQueue(maxChars);
+  },
+  // mcpbWait resolves with the same as mcpbTake once messages wait.
+  mcpbWait(maxChars) {
+    return mcpbWaitQueue(maxChars);
+  },
+  // mcpbSend posts one client-to-server message (JSON text) to server id;
+  // it returns 'ok', 'gone' or 'bad'.
+  mcpbSend(id, text) {
+    return mcpbPost(id, text);
+  },
 });
 
 // Hand the bridge to Go. Go accepts the first marked message of each

@@ -28,6 +28,7 @@ var parts = []string{
 	"native.js",     // observing a native document.modelContext
 	"legacy.js",     // navigator.modelContext (the older API)
 	"adopt.js",      // an older polyfill loaded after this script
+	"pageserver.js", // the proxy client of MCP-B page servers
 	"bridge.js",     // the frozen bridge Go holds
 }
 

@@ -21,6 +21,9 @@ func newAttach() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if urls, err = startURLs(urls); err != nil {
+				return usageError(err)
+			}
 			ctx := cmd.Context()
 			conn, err := cdp.Attach(ctx, browserURL, wsEndpoint, nil)
 			if err != nil {

@@ -40,7 +40,11 @@ func newCall() *cobra.Command {
 				}
 				var obj map[string]any
 				if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-					return usageError(fmt.Errorf("the arguments %.100q are not a JSON object such as '{\"text\": \"hi\"}'", raw))
+					why := "null"
+					if err != nil {
+						why = jsonAt(raw, err)
+					}
+					return usageError(fmt.Errorf("the arguments %.100q are not a JSON object such as '{\"text\": \"hi\"}' (%s)", raw, why))
 				}
 				input = raw
 			}

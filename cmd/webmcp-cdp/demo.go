@@ -50,6 +50,7 @@ func newDemo() *cobra.Command {
 				return err
 			}
 			defer proc.Close()
+			bf.serve.viewport = lf.viewport
 			s, err := startSession(ctx, proc.Conn(), &bf.serve, backend, false)
 			if err != nil {
 				return err

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
@@ -82,7 +84,13 @@ func (s *session) serve(ctx context.Context, hf *httpFlags, exited <-chan struct
 		return s.serveStdio(ctx, exited, why)
 	}
 	errc := make(chan error, 1)
-	h, err := s.server.ServeHTTP(hf.options(), errc)
+	opts := hf.options()
+	if v, err := cdp.Version(ctx, s.conn); err == nil {
+		opts.Browser = v.Product
+	}
+	opts.Titles = s.browser.Titles
+	opts.StatusLink = printStatusLink
+	h, err := s.server.ServeHTTP(opts, errc)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -159,4 +167,14 @@ func (s *session) run(ctx context.Context, f *browserFlags, exited <-chan struct
 		return s.serveRelay(ctx, f.relay, exited, why)
 	}
 	return s.serve(ctx, &f.http, exited, why)
+}
+
+// printStatusLink prints the status page's address on stderr, whatever the
+// log level: with --token it is a one-time link, the only way in.
+func printStatusLink(link string) {
+	if strings.Contains(link, "?once=") {
+		fmt.Fprintf(os.Stderr, "webmcp-cdp: status page (one-time link, good once within 10 minutes): %s\n", link)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "webmcp-cdp: status page: %s\n", link)
 }

@@ -78,6 +78,7 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 	if err != nil {
 		return nil, usageError(err)
 	}
+	f.sf.viewport = f.lf.viewport
 	s, err := startSession(ctx, proc.Conn(), &f.sf, backend, false)
 	if err != nil {
 		proc.Close()

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
@@ -9,17 +13,25 @@ import (
 
 type launchFlags struct {
 	chrome      string
+	channel     channelValue
 	headless    bool
 	userDataDir string
 	chromeArgs  []string
+	proxyServer string
+	proxyBypass string
+	viewport    viewportValue
 }
 
 func (f *launchFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.StringVar(&f.chrome, "chrome", "", "browser executable (default $CHROME_PATH, then chromium, chromium-browser, google-chrome, google-chrome-stable on PATH)")
+	fs.StringVar(&f.chrome, "chrome", "", "browser executable (default $CHROME_PATH, then Chrome, Chrome for Testing, Chromium, Edge or Brave of --channel at their usual install paths, then on PATH)")
+	fs.Var(&f.channel, "channel", "release channel to look for when --chrome is not given: stable, beta, dev or canary")
 	fs.BoolVar(&f.headless, "headless", false, "force headless mode (default: headful when a display exists, headless otherwise)")
 	fs.StringVar(&f.userDataDir, "user-data-dir", "", "browser profile directory (default: a fresh temporary profile, removed on exit)")
 	fs.StringArrayVar(&f.chromeArgs, "chrome-arg", nil, "extra browser flag, repeatable (e.g. --chrome-arg=--enable-features=WebMCP)")
+	fs.StringVar(&f.proxyServer, "proxy-server", "", "send the browser's traffic through this proxy (e.g. http://127.0.0.1:3128 or socks5://host:1080)")
+	fs.StringVar(&f.proxyBypass, "proxy-bypass", "", "hosts that skip --proxy-server, ';'-separated (e.g. '*.internal;10.0.0.0/8'); loopback always skips it unless this has '<-loopback>'")
+	fs.Var(&f.viewport, "viewport", "the pages' viewport `WxH` (e.g. 1280x720), and the window's size")
 }
 
 func (f *launchFlags) options(backend polyfill.Backend) cdp.LaunchOptions {
@@ -29,6 +41,11 @@ func (f *launchFlags) options(backend polyfill.Backend) cdp.LaunchOptions {
 		UserDataDir:  f.userDataDir,
 		Args:         f.chromeArgs,
 		EnableNative: backend == polyfill.BackendNative,
+		Channel:      cdp.Channel(f.channel),
+		ProxyServer:  f.proxyServer,
+		ProxyBypass:  f.proxyBypass,
+		WindowWidth:  f.viewport.w,
+		WindowHeight: f.viewport.h,
 	}
 }
 
@@ -43,12 +60,16 @@ func newLaunch() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if urls, err = startURLs(urls); err != nil {
+				return usageError(err)
+			}
 			ctx := cmd.Context()
 			proc, err := cdp.Launch(ctx, lf.options(backend))
 			if err != nil {
 				return err
 			}
 			defer proc.Close()
+			bf.serve.viewport = lf.viewport
 			s, err := startSession(ctx, proc.Conn(), &bf.serve, backend, false)
 			if err != nil {
 				return err
@@ -67,5 +88,42 @@ func newLaunch() *cobra.Command {
 	lf.register(cmd)
 	bf.register(cmd.Flags())
 	cmd.MarkFlagsMutuallyExclusive("relay", "http")
+	cmd.MarkFlagsMutuallyExclusive("chrome", "channel")
 	return cmd
+}
+
+// channelValue is the --channel flag: checked when set, so that a bad value
+// from the environment or a config file names its source.
+type channelValue cdp.Channel
+
+func (c *channelValue) String() string { return string(*c) }
+func (c *channelValue) Type() string   { return "channel" }
+func (c *channelValue) Set(s string) error {
+	ch, err := cdp.ParseChannel(s)
+	if err != nil {
+		return fmt.Errorf("invalid channel %q (use stable, beta, dev or canary)", s)
+	}
+	*c = channelValue(ch)
+	return nil
+}
+
+// viewportValue is the --viewport flag, WxH.
+type viewportValue struct{ w, h int }
+
+func (v *viewportValue) String() string {
+	if v.w == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%dx%d", v.w, v.h)
+}
+func (v *viewportValue) Type() string { return "WxH" }
+func (v *viewportValue) Set(s string) error {
+	w, h, ok := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "x")
+	wi, werr := strconv.Atoi(w)
+	hi, herr := strconv.Atoi(h)
+	if !ok || werr != nil || herr != nil || wi < 100 || hi < 100 || wi > 10000 || hi > 10000 {
+		return fmt.Errorf("invalid size %q (try 1280x720; each side 100 to 10000)", s)
+	}
+	v.w, v.h = wi, hi
+	return nil
 }

@@ -94,7 +94,7 @@ func startCPUProfile(path string) (func(), error) {
 }
 
 func newRoot() *cobra.Command {
-	var level string
+	var level, logFile string
 	root := &cobra.Command{
 		Use:           "webmcp-cdp",
 		Short:         "Serve the WebMCP tools of web pages to MCP clients, over the Chrome DevTools Protocol",
@@ -102,16 +102,27 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			var l slog.Level
-			if err := l.UnmarshalText([]byte(level)); err != nil {
-				return fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+			// Before anything reads a flag: the environment and --config
+			// fill in the flags not given (help needs none of them).
+			if cmd.Name() == "help" {
+				return nil
+			}
+			if err := applyConfig(cmd, os.Getenv); err != nil {
+				return usageError(err)
 			}
 			// stdout belongs to the MCP stdio transport: logs go to stderr.
-			slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})))
+			logger, err := newLogger(os.Stderr, level, logFile)
+			if err != nil {
+				return err
+			}
+			slog.SetDefault(logger)
 			return nil
 		},
 	}
-	root.PersistentFlags().StringVar(&level, "log-level", "info", "log level: debug, info, warn or error (logs go to stderr)")
+	root.PersistentFlags().StringVar(&level, "log-level", "info", "log level: debug, info, warn or error; logs go to stderr, one short line each (full lines at debug)")
+	root.PersistentFlags().StringVar(&logFile, "log-file", "", "also write the full log, at debug level, to `FILE` (appended)")
+	root.PersistentFlags().String(configFlag, "", "read flags from a YAML or JSON `FILE` keyed by flag name (see the end of --help)")
+	root.SetUsageTemplate(root.UsageTemplate() + configHelp)
 	root.AddCommand(newLaunch(), newAttach(), newDemo(), newPolyfill(), newVersion(), newBench())
 	root.AddCommand(newInspect(), newCall(), newTest())
 	root.AddCommand(newRelay(), newConnect())

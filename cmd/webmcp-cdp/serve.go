@@ -40,6 +40,13 @@ type serveFlags struct {
 	origins          *hub.OriginPolicy // set by check
 	stateDir         string
 	cacheTTL         time.Duration
+
+	// Per page, over CDP (launch and attach).
+	userAgent         string
+	ignoreHTTPSErrors bool
+	// viewport is launch's --viewport (attach leaves the user's tabs
+	// their size).
+	viewport viewportValue
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -60,6 +67,8 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.denyOrigins, "deny-origin", nil, "never take tools from origins matching this pattern, repeatable (wins over --allow-origin)")
 	fs.StringVar(&f.stateDir, "state-dir", hub.DefaultStateDir(), "directory of the state file that keeps cached tools (annotations.cache) across restarts; empty keeps them in memory only")
 	fs.DurationVar(&f.cacheTTL, "cache-ttl", time.Hour, "forget cached tools not seen on an open page for this long (applied at start)")
+	fs.StringVar(&f.userAgent, "user-agent", "", "the user agent that pages see (navigator.userAgent and the User-Agent header), in every tab followed")
+	fs.BoolVar(&f.ignoreHTTPSErrors, "ignore-https-errors", false, "load pages whose certificate is not valid (self-signed local dev certificates); browser-wide, also when attaching")
 }
 
 func (f *serveFlags) check() (polyfill.Backend, error) {
@@ -130,10 +139,19 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 		Backend:        backend,
 		Limits:         cdp.Limits{MaxTools: f.maxTools, MaxResult: f.maxResultBytes, MaxDescription: f.maxDescBytes, MaxSchema: f.maxSchemaBytes},
 		ReloadExisting: reloadExisting,
+		UserAgent:      f.userAgent,
+		ViewportWidth:  f.viewport.w,
+		ViewportHeight: f.viewport.h,
 		Logger:         logger,
 	})
 	if err != nil {
 		return nil, err
+	}
+	if f.ignoreHTTPSErrors {
+		if err := cdp.IgnoreCertificateErrors(ctx, conn); err != nil {
+			return nil, fmt.Errorf("--ignore-https-errors: %w", err)
+		}
+		logger.Warn("--ignore-https-errors: the browser loads pages whose certificate is not valid, in every tab")
 	}
 	h := hub.New(b, hub.Options{
 		CallTimeout:       f.callTimeout,
@@ -164,7 +182,7 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 	firstList := make(chan struct{})
 	opts.FirstList = firstList
 	srv := mcpserver.New(ctx, h, opts)
-	if err := b.Start(ctx, h); err != nil {
+	if err := b.Start(ctx, &tabLog{Hub: h, log: logger, tabs: map[string]tabSeen{}}); err != nil {
 		return nil, err
 	}
 	if v, err := cdp.Version(ctx, conn); err == nil {

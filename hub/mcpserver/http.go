@@ -5,13 +5,11 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"html/template"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,8 +17,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // HTTPOptions configures the streamable HTTP endpoint.
@@ -47,6 +43,14 @@ type HTTPOptions struct {
 	// either bound gets 503 and is closed.
 	MaxConnsPerIP int
 	MaxConns      int
+	// Browser is the browser's product and version, and Titles returns the
+	// tabs' current titles by tab id, for the status page.
+	Browser string
+	Titles  func(ctx context.Context) (map[string]string, error)
+	// StatusLink is told the status page's address once listening: with a
+	// Token, a one-time link (and again when someone asks for the page
+	// without one). Default: the log.
+	StatusLink func(url string)
 }
 
 // DefaultReadTimeout is HTTPOptions.ReadTimeout's default.
@@ -128,7 +132,8 @@ func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	h, err := s.httpHandler(opts, tcp.Addr().String(), loopback)
+	status := newStatusHandler(s, opts, tcp.Addr().String())
+	h, err := s.httpHandler(opts, tcp.Addr().String(), loopback, status)
 	if err != nil {
 		tcp.Close()
 		return nil, err
@@ -152,10 +157,11 @@ func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
 		}
 	}()
 	s.logger.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "token", opts.Token != "")
+	status.start()
 	return &HTTP{srv: srv, ln: ln}, nil
 }
 
-func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool) (http.Handler, error) {
+func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, status http.Handler) (http.Handler, error) {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:              s.logger,
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
@@ -164,10 +170,7 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool) (htt
 		// client whose SSE stream drops mid-call can resume it.
 		EventStore: mcp.NewMemoryEventStore(nil),
 	})
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpHandler)
-	mux.HandleFunc("GET /{$}", s.statusPage)
-	var h http.Handler = mux
+	var h http.Handler = mcpHandler
 	if opts.Token != "" {
 		verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 			if subtle.ConstantTimeCompare([]byte(token), []byte(opts.Token)) != 1 {
@@ -177,11 +180,16 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool) (htt
 		}
 		h = auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	}
+	// The status page guards itself: with a token it opens through a
+	// one-time link and a cookie (status.go).
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	mux.Handle("GET /{$}", status)
 	p, err := newSitePolicy(bound, loopback, opts.AllowedHosts)
 	if err != nil {
 		return nil, err
 	}
-	return originGuard(h, p, loopback), nil
+	return originGuard(mux, p, loopback), nil
 }
 
 // bodyDeadline bounds the reading of each request body to d from the start
@@ -475,55 +483,4 @@ func originGuard(next http.Handler, p *sitePolicy, loopback bool) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-var statusTemplate = template.Must(template.New("status").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="2">
-<title>webmcp-cdp</title>
-<style>body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;background:#14161a;color:#e3e6eb}
-table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{padding:.2rem .6rem;border-bottom:1px solid #333;text-align:left;vertical-align:top}
-code{font-family:ui-monospace,monospace}.err{color:#f88}.ok{color:#8f8}.muted{color:#8b93a1}</style></head>
-<body><h1>webmcp-cdp {{.Version}}</h1>
-<h2>Tabs</h2>
-<table><tr><th>tab</th><th>URL</th><th>title</th><th>tools</th></tr>
-{{range .Tabs}}<tr><td>{{.N}}{{if .Active}} (active){{end}}</td><td><code>{{.URL}}</code></td><td>{{.Title}}</td><td>{{range .Tools}}<code>{{.}}</code><br>{{else}}<span class="muted">none</span>{{end}}</td></tr>
-{{else}}<tr><td colspan="4" class="muted">no tabs</td></tr>{{end}}</table>
-<h2>Last calls</h2>
-<table><tr><th>when</th><th>tool</th><th>tab</th><th>took</th><th>result</th></tr>
-{{range .Calls}}<tr><td>{{.At.Format "15:04:05.000"}}</td><td><code>{{.Tool}}</code></td><td>{{.Tab}}</td><td>{{.Took}}</td><td>{{if .OK}}<span class="ok">ok</span>{{else}}<span class="err">error</span> {{.Error}}{{end}}</td></tr>
-{{else}}<tr><td colspan="5" class="muted">no calls yet</td></tr>{{end}}</table>
-<h2>Refused tools</h2>
-{{if gt .RefusedTotal (len .Refusals)}}<p class="muted">the last {{len .Refusals}} of {{.RefusedTotal}}</p>{{end}}
-<table><tr><th>when</th><th>reason</th><th>tool</th><th>origin</th><th>detail</th></tr>
-{{range .Refusals}}<tr><td>{{.At.Format "15:04:05.000"}}</td><td><code>{{.Reason}}</code></td><td>{{if eq .Tool "*"}}<span class="muted">several</span>{{else}}<code>{{.Tool}}</code>{{end}}</td><td><code>{{.Origin}}</code></td><td>{{.Detail}}</td></tr>
-{{else}}<tr><td colspan="5" class="muted">none</td></tr>{{end}}</table>
-</body></html>`))
-
-// statusRefusals is how many refusals the status page shows.
-const statusRefusals = 50
-
-// recentRefusals returns the hub's last n refusals, newest first, and the
-// number of refusals made so far. They come from the hub's refusal log,
-// the record CI mode and the log read too.
-func (s *Server) recentRefusals(n int) ([]core.Refusal, uint64) {
-	recs, total := s.hub.Refusals(0)
-	recs = recs[max(len(recs)-n, 0):]
-	slices.Reverse(recs)
-	return recs, total
-}
-
-func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-	refusals, total := s.recentRefusals(statusRefusals)
-	if err := statusTemplate.Execute(w, map[string]any{
-		"Version":      s.opts.Version,
-		"Tabs":         s.hub.Tabs(),
-		"Calls":        s.calls.list(),
-		"Refusals":     refusals,
-		"RefusedTotal": int(total),
-	}); err != nil {
-		s.logger.Debug("writing the status page", "err", err)
-	}
 }

@@ -55,7 +55,7 @@ func TestStatusPageRefusals(t *testing.T) {
 				}, refused)
 			}
 			rec := httptest.NewRecorder()
-			s.statusPage(rec, httptest.NewRequestWithContext(context.Background(), "GET", "/", nil))
+			newStatusHandler(s, HTTPOptions{}, "127.0.0.1:0").render(rec, httptest.NewRequestWithContext(context.Background(), "GET", "/", nil))
 			body := rec.Body.String()
 			for _, w := range tt.want {
 				if !strings.Contains(body, w) {

@@ -61,6 +61,10 @@ type Server struct {
 	listed map[string]pageTool // by routed name: what the last sync listed
 	calls  callLog
 	hitl   *hitl
+	// pages and served are the MCP-B page servers' sessions and what of
+	// their resources and prompts is served (pageserver.go, resources.go).
+	pages  pageSessions
+	served servedCatalog
 }
 
 // callLog keeps the last calls for the status page.
@@ -114,9 +118,14 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		Instructions: "Tools named <site>_<tool> come from web pages open in a browser; " +
 			"<site>_tab<N>_<tool> reaches one tab when several have the tool. " +
 			"Page tools appear and disappear as pages load; webmcp_list_tabs shows what is open.",
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		Logger:       opts.Logger,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true}},
+		SubscribeHandler:   s.subscribe,
+		UnsubscribeHandler: s.unsubscribe,
+		Logger:             opts.Logger,
 	})
+	go s.runPageServers(ctx)
 	s.tools = NewToolSet(s.mcp, ToolSetOptions{Logger: opts.Logger, FirstList: opts.FirstList})
 	go s.tools.Run(ctx)
 	s.addOwnTools()

@@ -101,6 +101,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	defer closeRaw()
 	rep.Browser = product
 
+	// First contact (startup.go): cold starts on the demo page.
+	if err := startupRows(ctx, opts.Binary, "http://"+ln.Addr().String()+"/notes/", "_add_note", add); err != nil {
+		return nil, err
+	}
+
 	stdio, err := startStdio(ctx, opts.Binary, page, env)
 	if err != nil {
 		return nil, err
@@ -136,6 +141,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	// rows start.
 	stdio.close()
 	stdio = nil
+	if err := pageServerRows(ctx, opts, env, add); err != nil {
+		return nil, err
+	}
 
 	h, err := startHTTP(ctx, opts.Binary, page)
 	if err != nil {

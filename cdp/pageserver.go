@@ -1,0 +1,356 @@
+package cdp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sync"
+
+	cdpt "github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/runtime"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
+)
+
+// This file holds the Go end of the MCP-B page-server pipe: the page
+// script's proxy client (polyfill/pageserver.js) queues what page servers
+// post and pings the binding with pageServerPing; Go takes the queue
+// through the bridge and hands each server's messages to a core.PageConn.
+// The pipe carries raw JSON-RPC bytes: the MCP session over it is the
+// sink's (cdp knows no MCP).
+
+// pageServerPing is the binding payload of the page script's page-server
+// shim: "messages wait" (it carries no data).
+const pageServerPing = "mcpb"
+
+// Bounds of the pipe.
+const (
+	// maxPageServerTake is the most characters one take reads.
+	maxPageServerTake = 4 << 20
+	// pageServerBacklog is the most messages of one server waiting for its
+	// reader; more are dropped (reason "backlog").
+	pageServerBacklog = 256
+	// maxPageServersPerDoc bounds the servers of one document.
+	maxPageServersPerDoc = 8
+)
+
+// PageServerSink is what a Sink implements to receive MCP-B page servers
+// (*hub.Hub does). It is called with the browser's lock held, like the
+// Sink's methods: it must return quickly.
+type PageServerSink interface {
+	// PageServer hands over the pipe to a page server that said it is
+	// ready. src is its document's, with a key of the server's own and the
+	// backend core.BackendMCPB; the pipe ends when the server stops or the
+	// document goes.
+	PageServer(src core.Source, conn core.PageConn)
+}
+
+// psDoc is the page-server state of one document.
+type psDoc struct {
+	busy    bool // a take loop runs
+	dirty   bool // another take is needed
+	missed  bool // pinged before the bridge was adopted
+	waiting bool // the standing wait runs (waitPageServers): it alone takes
+	pipes   map[string]*pagePipe
+}
+
+// pageServersLocked returns the page-server state of d, made on first use.
+func (b *Browser) pageServersLocked(d *docState) *psDoc {
+	if b.mcpb == nil {
+		b.mcpb = make(map[string]*psDoc)
+	}
+	p := b.mcpb[d.key]
+	if p == nil {
+		p = &psDoc{pipes: make(map[string]*pagePipe)}
+		b.mcpb[d.key] = p
+	}
+	return p
+}
+
+// endPageServersLocked ends the pipes of a document that went away.
+func (b *Browser) endPageServersLocked(key string) {
+	p := b.mcpb[key]
+	if p == nil {
+		return
+	}
+	delete(b.mcpb, key)
+	for _, pp := range p.pipes {
+		pp.end()
+	}
+}
+
+// adoptedPageServers takes the queue of a document whose shim pinged
+// before its bridge was adopted.
+func (b *Browser) adoptedPageServers(d *docState) {
+	b.mu.Lock()
+	p := b.mcpb[d.key]
+	missed := p != nil && p.missed
+	b.mu.Unlock()
+	if missed {
+		b.pullPageServers(d)
+	}
+}
+
+type psEntry struct {
+	T       string `json:"t"`
+	S       string `json:"s"`
+	D       string `json:"d"`
+	Channel string `json:"channel"`
+	Kind    string `json:"kind"`
+	Origin  string `json:"origin"`
+}
+
+// pullPageServers takes what the page servers of d posted, until the queue
+// is empty. Pings during a take fold into one more take.
+func (b *Browser) pullPageServers(d *docState) {
+	b.mu.Lock()
+	if !d.alive {
+		b.mu.Unlock()
+		return
+	}
+	p := b.pageServersLocked(d)
+	if d.bridge == "" || d.bridge == "pending" {
+		p.missed = true
+		b.mu.Unlock()
+		return
+	}
+	if p.waiting {
+		b.mu.Unlock()
+		return
+	}
+	if p.busy {
+		p.dirty = true
+		b.mu.Unlock()
+		return
+	}
+	p.missed = false
+	p.busy = true
+	bridge := d.bridge
+	b.mu.Unlock()
+	for {
+		var q struct {
+			Msgs    []psEntry      `json:"msgs"`
+			Dropped map[string]int `json:"dropped"`
+			More    bool           `json:"more"`
+		}
+		err := b.callBridge(b.life, d.t.sess, bridge, "function(m){return this.mcpbTake(m)}", []any{maxPageServerTake}, &q)
+		b.mu.Lock()
+		if !d.alive {
+			p.busy = false
+			b.mu.Unlock()
+			return
+		}
+		if err != nil {
+			b.logger.Debug("reading a page's page-server messages failed", "url", d.url, "err", err)
+		} else {
+			b.deliverLocked(d, p, q.Msgs, q.Dropped)
+		}
+		again := p.dirty || (err == nil && q.More)
+		p.dirty = false
+		p.busy = again
+		wait := !again && len(p.pipes) > 0 && !p.waiting
+		if wait {
+			p.waiting = true
+		}
+		b.mu.Unlock()
+		if wait {
+			go b.waitPageServers(d, p, bridge)
+		}
+		if !again {
+			return
+		}
+	}
+}
+
+// waitPageServers keeps one call waiting in the page for the page servers'
+// messages, from the first server found until the document goes: a
+// message then reaches Go as that call's answer, with no ping and no
+// second round trip. It alone takes the queue while it runs, so messages
+// are delivered in order.
+func (b *Browser) waitPageServers(d *docState, p *psDoc, bridge runtime.RemoteObjectID) {
+	for {
+		var q struct {
+			Msgs    []psEntry      `json:"msgs"`
+			Dropped map[string]int `json:"dropped"`
+		}
+		err := b.callBridge(b.life, d.t.sess, bridge, "function(m){return this.mcpbWait(m)}", []any{maxPageServerTake}, &q)
+		b.mu.Lock()
+		if err != nil || !d.alive {
+			p.waiting = false
+			b.mu.Unlock()
+			if err != nil && d.alive {
+				b.logger.Debug("waiting for a page's page-server messages failed", "url", d.url, "err", err)
+			}
+			return
+		}
+		b.deliverLocked(d, p, q.Msgs, q.Dropped)
+		b.mu.Unlock()
+	}
+}
+
+// deliverLocked hands the taken messages to their pipes.
+func (b *Browser) deliverLocked(d *docState, p *psDoc, msgs []psEntry, dropped map[string]int) {
+	for reason, n := range dropped {
+		b.logger.Warn("dropped page-server messages", "url", d.url, "reason", reason, "count", n)
+		for _, pp := range p.pipes {
+			pp.drop(reason, n)
+		}
+	}
+	for _, m := range msgs {
+		pp := p.pipes[m.S]
+		switch m.T {
+		case "ready":
+			if pp != nil || len(p.pipes) >= maxPageServersPerDoc {
+				continue
+			}
+			pp = &pagePipe{
+				b: b, d: d, bridge: d.bridge,
+				info:     core.PageServer{ID: m.S, Channel: m.Channel, Kind: m.Kind, FrameOrigin: m.Origin},
+				in:       make(chan []byte, pageServerBacklog),
+				done:     make(chan struct{}),
+				dropWake: make(chan struct{}, 1),
+			}
+			p.pipes[m.S] = pp
+			src := b.sourceOf(d)
+			src.Key = d.key + "#mcpb:" + m.S
+			src.Backend = core.BackendMCPB
+			b.logger.Debug("found a page server", "url", d.url, "channel", m.Channel, "kind", m.Kind)
+			if sink, ok := b.sink.(PageServerSink); ok {
+				sink.PageServer(src, pp)
+			}
+		case "stopped":
+			if pp != nil {
+				delete(p.pipes, m.S)
+				pp.end()
+			}
+		case "msg":
+			if pp != nil {
+				pp.deliver([]byte(m.D))
+			}
+		}
+	}
+}
+
+// pagePipe is the core.PageConn of one page server.
+type pagePipe struct {
+	b      *Browser
+	d      *docState
+	bridge runtime.RemoteObjectID
+	info   core.PageServer
+	in     chan []byte
+	done   chan struct{}
+	once   sync.Once
+
+	mu       sync.Mutex
+	dropped  map[string]int
+	dropWake chan struct{} // capacity 1
+}
+
+var _ core.PageConn = (*pagePipe)(nil)
+
+func (p *pagePipe) Server() core.PageServer { return p.info }
+
+func (p *pagePipe) Done() <-chan struct{} { return p.done }
+
+func (p *pagePipe) end() { p.once.Do(func() { close(p.done) }) }
+
+// Close ends the pipe; the page's server is left as it is. The sink may
+// call it with the browser's lock held (PageServerSink), so the pipe is
+// forgotten in the background.
+func (p *pagePipe) Close() {
+	p.end()
+	go func() {
+		p.b.mu.Lock()
+		defer p.b.mu.Unlock()
+		if ps := p.b.mcpb[p.d.key]; ps != nil && ps.pipes[p.info.ID] == p {
+			delete(ps.pipes, p.info.ID)
+		}
+	}()
+}
+
+func (p *pagePipe) deliver(msg []byte) {
+	select {
+	case p.in <- msg:
+	default:
+		p.drop("backlog", 1)
+	}
+}
+
+func (p *pagePipe) drop(reason string, n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dropped == nil {
+		p.dropped = make(map[string]int)
+	}
+	p.dropped[reason] += n
+	select {
+	case p.dropWake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *pagePipe) DropSignal() <-chan struct{} { return p.dropWake }
+
+func (p *pagePipe) Dropped() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := maps.Clone(p.dropped)
+	clear(p.dropped)
+	return out
+}
+
+func (p *pagePipe) Recv(ctx context.Context) ([]byte, error) {
+	// Messages that arrived before the end are still read.
+	select {
+	case m := <-p.in:
+		return m, nil
+	default:
+	}
+	select {
+	case m := <-p.in:
+		return m, nil
+	case <-p.done:
+		return nil, core.ErrPageServerGone
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (p *pagePipe) Send(ctx context.Context, msg []byte) error {
+	select {
+	case <-p.done:
+		return core.ErrPageServerGone
+	default:
+	}
+	if !json.Valid(msg) {
+		return fmt.Errorf("sending to a page server: the message is not JSON")
+	}
+	res, err := cdpt.Call(ctx, p.d.t.sess, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: "function(i,t){return this.mcpbSend(i,t)}",
+		ObjectID:            p.bridge,
+		Arguments:           []*runtime.CallArgument{{Value: jsonString(p.info.ID)}, {Value: jsonString(string(msg))}},
+		ReturnByValue:       ptr(true),
+		Silent:              ptr(true),
+	})
+	if err != nil {
+		if p.b.callError(p.d, err) == ErrNavigated {
+			p.end()
+			return core.ErrPageServerGone
+		}
+		return fmt.Errorf("sending to a page server: %w", err)
+	}
+	var status string
+	if res.ExceptionDetails != nil || res.Result == nil || jsonv2.Unmarshal(res.Result.Value, &status) != nil {
+		return fmt.Errorf("sending to a page server: the page script did not take the message")
+	}
+	switch status {
+	case "ok":
+		return nil
+	case "gone":
+		p.end()
+		return core.ErrPageServerGone
+	}
+	return fmt.Errorf("sending to a page server: the page script refused the message (%s)", status)
+}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+)
+
+// This file sets up the log: one short line per event on stderr (stdout is
+// the MCP stdio transport), the full text form at --log-level debug, and
+// the full log at debug level in --log-file.
+
+// newLogger returns the logger for --log-level level and --log-file path
+// (empty: none). The file stays open for the life of the process (its
+// writes are not buffered: nothing is lost at exit).
+func newLogger(stderr io.Writer, level, path string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	var h slog.Handler
+	if l <= slog.LevelDebug {
+		h = slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: l})
+	} else {
+		h = &compactHandler{w: stderr, level: l, mu: new(sync.Mutex)}
+	}
+	if path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("--log-file: %w", err)
+		}
+		h = teeHandler{h, slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})}
+	}
+	return slog.New(h), nil
+}
+
+// compactHandler writes one short line per record: the level only for
+// warnings and errors, the message, then key=value pairs; no time.
+type compactHandler struct {
+	w      io.Writer
+	level  slog.Leveler
+	mu     *sync.Mutex
+	attrs  string // pre-rendered " k=v" of WithAttrs
+	prefix string // the open groups, "g.h."
+}
+
+func (h *compactHandler) Enabled(_ context.Context, l slog.Level) bool {
+	return l >= h.level.Level()
+}
+
+func (h *compactHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	switch {
+	case r.Level >= slog.LevelError:
+		b.WriteString("ERROR ")
+	case r.Level >= slog.LevelWarn:
+		b.WriteString("WARN ")
+	}
+	b.WriteString(r.Message)
+	b.WriteString(h.attrs)
+	r.Attrs(func(a slog.Attr) bool {
+		appendAttr(&b, h.prefix, a)
+		return true
+	})
+	b.WriteByte('\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+func (h *compactHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	var b strings.Builder
+	b.WriteString(h.attrs)
+	for _, a := range as {
+		appendAttr(&b, h.prefix, a)
+	}
+	h2 := *h
+	h2.attrs = b.String()
+	return &h2
+}
+
+func (h *compactHandler) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
+	h2 := *h
+	h2.prefix += name + "."
+	return &h2
+}
+
+// appendAttr writes " key=value", groups flattened as "group.key".
+func appendAttr(b *strings.Builder, prefix string, a slog.Attr) {
+	v := a.Value.Resolve()
+	if a.Equal(slog.Attr{}) {
+		return
+	}
+	if v.Kind() == slog.KindGroup {
+		p := prefix
+		if a.Key != "" {
+			p += a.Key + "."
+		}
+		for _, g := range v.Group() {
+			appendAttr(b, p, g)
+		}
+		return
+	}
+	b.WriteByte(' ')
+	b.WriteString(prefix)
+	b.WriteString(a.Key)
+	b.WriteByte('=')
+	var s string
+	switch v.Kind() {
+	case slog.KindDuration:
+		s = roundDuration(v.Duration()).String()
+	case slog.KindTime:
+		s = v.Time().Format(time.RFC3339)
+	default:
+		s = v.String()
+	}
+	if s == "" || strings.ContainsAny(s, " =\"\t\n\\") || !strconv.CanBackquote(s) {
+		s = strconv.Quote(s)
+	}
+	b.WriteString(s)
+}
+
+// roundDuration keeps three significant figures or so: 1.234s, 12ms.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d
+}
+
+// teeHandler sends each record to two handlers.
+type teeHandler [2]slog.Handler
+
+func (t teeHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return t[0].Enabled(ctx, l) || t[1].Enabled(ctx, l)
+}
+
+func (t teeHandler) Handle(ctx context.Context, r slog.Record) error {
+	var err0, err1 error
+	if t[0].Enabled(ctx, r.Level) {
+		err0 = t[0].Handle(ctx, r.Clone())
+	}
+	if t[1].Enabled(ctx, r.Level) {
+		err1 = t[1].Handle(ctx, r)
+	}
+	if err0 != nil {
+		return err0
+	}
+	return err1
+}
+
+func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return teeHandler{t[0].WithAttrs(as), t[1].WithAttrs(as)}
+}
+
+func (t teeHandler) WithGroup(name string) slog.Handler {
+	return teeHandler{t[0].WithGroup(name), t[1].WithGroup(name)}
+}
+
+// tabLog is the hub as the browser's sink, logging each tab by its URL
+// when it first shows a page or goes to another URL, with its title once
+// the page has one (the browser first reports an empty title, or the URL).
+type tabLog struct {
+	*hub.Hub
+	log  *slog.Logger
+	mu   sync.Mutex
+	tabs map[string]tabSeen
+}
+
+// tabSeen is what tabLog logged of a tab.
+type tabSeen struct {
+	url   string
+	title bool // a real title was logged for url
+}
+
+// realTitle reports whether title is the page's own, not the browser's
+// stand-in while it loads.
+func realTitle(url, title string) bool {
+	if title == "" {
+		return false
+	}
+	_, rest, ok := strings.Cut(url, "://")
+	return title != url && (!ok || title != rest)
+}
+
+// TabOpened implements cdp.Sink.
+func (t *tabLog) TabOpened(id, url, title string) {
+	real := realTitle(url, title)
+	t.mu.Lock()
+	old, known := t.tabs[id]
+	now := tabSeen{url: url, title: real || (known && old.url == url && old.title)}
+	t.tabs[id] = now
+	t.mu.Unlock()
+	t.Hub.TabOpened(id, url, title)
+	switch {
+	case !known || old.url != url:
+		verb := "tab"
+		if known {
+			verb = "tab navigated"
+		}
+		if real {
+			t.log.Info(verb, "url", url, "title", title)
+		} else {
+			t.log.Info(verb, "url", url)
+		}
+	case real && !old.title:
+		t.log.Info("tab title", "url", url, "title", title)
+	default:
+		t.log.Debug("tab title", "url", url, "title", title)
+	}
+}
+
+// TabClosed implements cdp.Sink.
+func (t *tabLog) TabClosed(id string) {
+	t.mu.Lock()
+	seen, known := t.tabs[id]
+	delete(t.tabs, id)
+	t.mu.Unlock()
+	t.Hub.TabClosed(id)
+	if known {
+		t.log.Info("tab closed", "url", seen.url)
+	}
+}

@@ -1,0 +1,321 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpbShop is a page server built the MCP-B way: McpServer from the MCP
+// TypeScript SDK over TabServerTransport, with tools, a resource, a
+// resource template, a prompt, a tool that adds a tool (list_changed) and a
+// tool that waits for its cancellation.
+const mcpbShop = `
+import { McpServer, ResourceTemplate } from "@modelcontextprotocol/server";
+import { TabServerTransport } from "@mcp-b/transports";
+import { z } from "zod";
+
+const load = Math.random().toString(36).slice(2);
+const cart = [];
+let aborted = false;
+const subscribed = new Set();
+const server = new McpServer({ name: "shop", version: "1.0.0" });
+server.registerTool("add_to_cart", {
+  description: "Add an item to the cart",
+  inputSchema: z.object({ sku: z.string(), qty: z.number().int().min(1) }),
+}, async ({ sku, qty }) => {
+  cart.push({ sku, qty });
+  if (subscribed.has("cart://current")) server.server.sendResourceUpdated({ uri: "cart://current" });
+  return { content: [{ type: "text", text: "added " + qty + " x " + sku }] };
+});
+server.registerTool("page_load", { description: "Which load of the page this is" },
+  async () => ({ content: [{ type: "text", text: load }] }));
+server.registerTool("wait_for_cancel", { description: "Waits until the call is cancelled" },
+  async (ctx) => {
+    await new Promise((resolve) => ctx.mcpReq.signal.addEventListener("abort", resolve));
+    aborted = true;
+    return { content: [{ type: "text", text: "cancelled" }] };
+  });
+server.registerTool("was_cancelled", { description: "Says whether wait_for_cancel saw its abort" },
+  async () => ({ content: [{ type: "text", text: String(aborted) }] }));
+server.registerTool("add_tool", { description: "Adds the tool late_tool" }, async () => {
+  server.registerTool("late_tool", { description: "Came later" },
+    async () => ({ content: [{ type: "text", text: "late" }] }));
+  return { content: [{ type: "text", text: "ok" }] };
+});
+server.registerResource("cart", "cart://current", { description: "The cart", mimeType: "application/json" },
+  async (uri) => ({ contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(cart) }] }));
+server.registerResource("product", new ResourceTemplate("product://{sku}", { list: undefined }),
+  { description: "A product by SKU" },
+  async (uri, { sku }) => ({ contents: [{ uri: uri.href, text: "product " + sku }] }));
+server.registerTool("add_resource", { description: "Adds the resource notes://today" }, async () => {
+  server.registerResource("notes", "notes://today", { description: "Notes" },
+    async (uri) => ({ contents: [{ uri: uri.href, text: "notes" }] }));
+  return { content: [{ type: "text", text: "ok" }] };
+});
+// McpServer leaves subscriptions to the site: this one takes them.
+server.server.registerCapabilities({ resources: { subscribe: true, listChanged: true } });
+server.server.setRequestHandler("resources/subscribe", async (req) => { subscribed.add(req.params.uri); return {}; });
+server.server.setRequestHandler("resources/unsubscribe", async (req) => { subscribed.delete(req.params.uri); return {}; });
+server.registerPrompt("checkout_help", {
+  description: "Help with checking out",
+  argsSchema: z.object({ item: z.string() }),
+}, ({ item }) => ({ messages: [{ role: "user", content: { type: "text", text: "Help me buy " + item } }] }));
+server.connect(new TabServerTransport({ allowedOrigins: [window.location.origin] }));
+`
+
+// mcpbFrameServer is a page server in an iframe: McpServer over
+// IframeChildTransport, which answers only its parent window.
+const mcpbFrameServer = `
+import { McpServer } from "@modelcontextprotocol/server";
+import { IframeChildTransport } from "@mcp-b/transports";
+import { z } from "zod";
+
+const server = new McpServer({ name: "widget", version: "1.0.0" });
+server.registerTool("frame_echo", {
+  description: "Echoes its text from inside the iframe",
+  inputSchema: z.object({ text: z.string() }),
+}, async ({ text }) => ({ content: [{ type: "text", text: "frame: " + text }] }));
+server.connect(new IframeChildTransport({ allowedOrigins: [window.location.origin] }));
+`
+
+// serveMCPB bundles the page server src into bundle.js, served with
+// index.html that loads it and the other files given; it returns the base
+// URL.
+func serveMCPB(t *testing.T, src string, extra map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"bundle.js":  bundle(t, src),
+		"index.html": `<!doctype html><title>MCP-B shop</title><body><script src="bundle.js"></script></body>`,
+	}
+	for k, v := range extra {
+		files[k] = v
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// TestMCPBPageServer: a page server's tools, resources and prompts reach a
+// real MCP client with no extension, in one catalog; list_changed,
+// cancellation and a reload work through the page-server session.
+func TestMCPBPageServer(t *testing.T) {
+	base := serveMCPB(t, mcpbShop, map[string]string{
+		"frame.js":     bundle(t, mcpbFrameServer),
+		"frame.html":   `<!doctype html><title>widget</title><script src="frame.js"></script>`,
+		"parent.html":  `<!doctype html><title>host</title><iframe src="frame.html"></iframe>`,
+		"hostile.html": mcpbHostilePage(t),
+	})
+	updated := make(chan string, 16)
+	resChanged := make(chan struct{}, 16)
+	// 2025-11-25: resources/subscribe is a request answered after the
+	// subscription is in place (2026-07-28's subscriptions/listen stream
+	// gives the client no such point, so an update right after it can be
+	// missed).
+	c := startProto(t, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			select {
+			case resChanged <- struct{}{}:
+			default:
+			}
+		},
+	}, "2025-11-25", "launch", "--headless", base+"/index.html")
+	tools := c.waitFor("the page server's tools", hasSuffix("add_to_cart", 1))
+	add := toolWithSuffix(tools, "add_to_cart")[0]
+	src := source(t, tools[add])
+	if src["backend"] != "mcp-b" || src["origin"] != base || src["tool"] != "add_to_cart" {
+		t.Errorf("provenance of %s = %v, want backend mcp-b and origin %s", add, src, base)
+	}
+	if got := c.callOK(add, map[string]any{"sku": "A1", "qty": 2}); got != "added 2 x A1" {
+		t.Errorf("add_to_cart = %q", got)
+	}
+	// The hub validates against the server's schema before the page sees it.
+	if res := c.call(add, map[string]any{"sku": "A1", "qty": 0}); !res.IsError {
+		t.Errorf("add_to_cart with qty 0 did not fail: %s", text(res))
+	}
+
+	t.Run("resources", func(t *testing.T) {
+		ctx := ctxFor(t, 10*time.Second)
+		site := strings.ReplaceAll(strings.TrimPrefix(base, "http://"), ".", "_")
+		site = strings.ReplaceAll(site, ":", "_")
+		want := "webmcp://" + site + "/tab1/cart://current"
+		var found *mcp.Resource
+		for r, err := range c.cs.Resources(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.URI == want {
+				found = r
+			}
+		}
+		if found == nil {
+			t.Fatalf("resources/list has no %s", want)
+		}
+		if m, _ := found.Meta["webmcp-cdp/source"].(map[string]any); m["backend"] != "mcp-b" || m["name"] != "cart://current" {
+			t.Errorf("the resource's provenance = %v", found.Meta)
+		}
+		res, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: want})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Contents) != 1 || res.Contents[0].URI != want || !strings.Contains(res.Contents[0].Text, `"sku":"A1"`) {
+			b, _ := json.Marshal(res)
+			t.Errorf("resources/read = %s", b)
+		}
+		var tpl string
+		for rt, err := range c.cs.ResourceTemplates(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			tpl = rt.URITemplate
+		}
+		if tpl != "webmcp://"+site+"/tab1/product://{sku}" {
+			t.Errorf("resource template = %q", tpl)
+		}
+		res, err = c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "webmcp://" + site + "/tab1/product://B7"})
+		if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "product B7" {
+			t.Errorf("reading through the template = %v, %v", res, err)
+		}
+		if _, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "webmcp://" + site + "/tab9/cart://current"}); err == nil {
+			t.Errorf("a URI of a tab with no page server was read")
+		}
+
+		// resources/subscribe reaches the page server; its updated comes
+		// back with the routed URI.
+		if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: want}); err != nil {
+			t.Fatal(err)
+		}
+		c.callOK(add, map[string]any{"sku": "C3", "qty": 1})
+		select {
+		case got := <-updated:
+			if got != want {
+				t.Errorf("resources/updated for %q, want %q", got, want)
+			}
+		case <-ctx.Done():
+			t.Error("no notifications/resources/updated after the subscribed resource changed")
+		}
+
+		// A resource the page adds comes with resources/list_changed.
+		for len(resChanged) > 0 {
+			<-resChanged
+		}
+		c.callOK(toolWithSuffix(tools, "add_resource")[0], map[string]any{})
+		select {
+		case <-resChanged:
+		case <-ctx.Done():
+			t.Fatal("no notifications/resources/list_changed after the page added a resource")
+		}
+		notes := "webmcp://" + site + "/tab1/notes://today"
+		if res, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: notes}); err != nil || res.Contents[0].Text != "notes" {
+			t.Errorf("reading the new resource: %v, %v", res, err)
+		}
+	})
+
+	t.Run("prompts", func(t *testing.T) {
+		ctx := ctxFor(t, 10*time.Second)
+		var name string
+		for p, err := range c.cs.Prompts(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasSuffix(p.Name, "_tab1_checkout_help") {
+				name = p.Name
+			}
+		}
+		if name == "" {
+			t.Fatal("prompts/list has no checkout_help")
+		}
+		res, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: map[string]string{"item": "a lamp"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc, ok := res.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Help me buy a lamp" {
+			t.Errorf("prompts/get = %+v", res.Messages[0].Content)
+		}
+	})
+
+	t.Run("list_changed", func(t *testing.T) {
+		c.drainChanges()
+		c.callOK(toolWithSuffix(tools, "add_tool")[0], map[string]any{})
+		c.waitChange("the page server added a tool")
+		late := c.waitFor("late_tool", hasSuffix("late_tool", 1))
+		if got := c.callOK(toolWithSuffix(late, "late_tool")[0], map[string]any{}); got != "late" {
+			t.Errorf("late_tool = %q", got)
+		}
+	})
+
+	t.Run("cancellation", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: toolWithSuffix(tools, "wait_for_cancel")[0], Arguments: map[string]any{}})
+			done <- err
+		}()
+		// The call reaches the page in well under a second; cancel then.
+		time.Sleep(500 * time.Millisecond)
+		cancel()
+		<-done
+		deadline := time.Now().Add(10 * time.Second)
+		for c.callOK(toolWithSuffix(tools, "was_cancelled")[0], map[string]any{}) != "true" {
+			if time.Now().After(deadline) {
+				t.Fatal("the page server's tool never saw the client's cancellation")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+
+	t.Run("reload", func(t *testing.T) {
+		load := toolWithSuffix(tools, "page_load")[0]
+		before := c.callOK(load, map[string]any{})
+		c.callOK("webmcp_reload_tab", map[string]any{"tab": 1})
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			res := c.call(load, map[string]any{})
+			if !res.IsError && text(res) != before {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after a reload the page server's tool still answers from the old session (%s)", text(res))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		// The new page has not added late_tool: the old session's tools are gone.
+		c.waitFor("late_tool gone with the old page", func(m map[string]*mcp.Tool) bool { return len(toolWithSuffix(m, "late_tool")) == 0 })
+	})
+	t.Run("iframe", func(t *testing.T) {
+		c.callOK("webmcp_open_tab", map[string]any{"url": base + "/parent.html"})
+		m := c.waitFor("the iframe server's tool", hasSuffix("frame_echo", 1))
+		echo := toolWithSuffix(m, "frame_echo")[0]
+		if src := source(t, m[echo]); src["backend"] != "mcp-b" || src["origin"] != base {
+			t.Errorf("provenance of %s = %v", echo, src)
+		}
+		if got := c.callOK(echo, map[string]any{"text": "hi"}); got != "frame: hi" {
+			t.Errorf("frame_echo = %q", got)
+		}
+	})
+
+	t.Run("hostile", func(t *testing.T) {
+		testHostileWire(t, c, base, toolWithSuffix(tools, "page_load")[0])
+	})
+}

@@ -1,0 +1,148 @@
+package mcpserver
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+)
+
+// TestRoundDuration: call durations read as a person would write them.
+func TestRoundDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0.0 ms"},
+		{420 * time.Microsecond, "0.4 ms"},
+		{2849 * time.Microsecond, "2.8 ms"},
+		{12400 * time.Microsecond, "12 ms"},
+		{999 * time.Millisecond, "999 ms"},
+		{1260 * time.Millisecond, "1.3 s"},
+		{42 * time.Second, "42 s"},
+		{125 * time.Second, "2 min 5 s"},
+	}
+	for _, tt := range tests {
+		if got := roundDuration(tt.d); got != tt.want {
+			t.Errorf("roundDuration(%s) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
+// TestStatusOneTimeLink: with a token, the status page opens through the
+// one-time link printed at start, which sets a cookie and is good once; a
+// request without the cookie is refused and a new link is printed; the
+// bearer token works too; the token never appears in the page.
+func TestStatusOneTimeLink(t *testing.T) {
+	const token = "t0ken-that-must-not-leak"
+	h := hub.New(noBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
+	s := New(t.Context(), h, Options{Version: "test", Logger: slog.New(slog.DiscardHandler)})
+	links := make(chan string, 8)
+	srv, err := s.ServeHTTP(HTTPOptions{Addr: "127.0.0.1:0", Token: token, Browser: "Chrome/1.2.3", StatusLink: func(u string) { links <- u }}, make(chan error, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	link := <-links
+	base := "http://" + srv.Addr() + "/"
+	if !strings.HasPrefix(link, base+"?once=") {
+		t.Fatalf("the printed link is %q, want %s?once=…", link, base)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	fetch := func(c *http.Client, u string, hdr http.Header) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", u, nil)
+		for k, v := range hdr {
+			req.Header[k] = v
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+
+	if code, _ := fetch(http.DefaultClient, base, nil); code != http.StatusUnauthorized {
+		t.Errorf("no cookie: status %d, want 401", code)
+	}
+	code, body := fetch(browser, link, nil)
+	if code != http.StatusOK || !strings.Contains(body, "Chrome/1.2.3") {
+		t.Fatalf("the one-time link: status %d, body:\n%s", code, body)
+	}
+	for _, c := range jar.Cookies(mustURL(t, base)) {
+		if c.Value == token {
+			t.Error("the cookie holds the token")
+		}
+	}
+	if strings.Contains(body, token) {
+		t.Error("the page shows the token")
+	}
+	if code, _ := fetch(browser, base, nil); code != http.StatusOK {
+		t.Errorf("with the cookie: status %d, want 200", code)
+	}
+	if code, body := fetch(browser, link, nil); code != http.StatusForbidden || !strings.Contains(body, "already used") {
+		t.Errorf("the link a second time: status %d, want 403 saying it was used:\n%s", code, body)
+	}
+	if code, _ := fetch(http.DefaultClient, base, http.Header{"Authorization": {"Bearer " + token}}); code != http.StatusOK {
+		t.Errorf("with the bearer token: status %d, want 200", code)
+	}
+	if code, _ := fetch(http.DefaultClient, base, http.Header{"Authorization": {"Bearer nope"}}); code != http.StatusUnauthorized {
+		t.Errorf("with a wrong bearer token: status %d, want 401", code)
+	}
+	if code, _ := fetch(http.DefaultClient, base+"?once=forged", nil); code != http.StatusForbidden {
+		t.Errorf("a forged one-time value: status %d, want 403", code)
+	}
+}
+
+// TestStatusOnceExpires: a one-time value past onceTTL is refused, and
+// there are never more than maxOnce outstanding.
+func TestStatusOnceExpires(t *testing.T) {
+	sh := &statusHandler{once: map[string]time.Time{}, cookies: map[string]time.Time{}, announce: func(string) {}}
+	sh.once["old"] = time.Now().Add(-time.Second)
+	sh.once["fresh"] = time.Now().Add(time.Minute)
+	if sh.useOnce("old") {
+		t.Error("an expired one-time value was accepted")
+	}
+	if !sh.useOnce("fresh") || sh.useOnce("fresh") {
+		t.Error("a fresh one-time value was not good exactly once")
+	}
+	for range maxOnce + 3 {
+		sh.lastLink = time.Time{}
+		sh.newLink()
+	}
+	if len(sh.once) > maxOnce {
+		t.Errorf("%d one-time values outstanding, want at most %d", len(sh.once), maxOnce)
+	}
+}
+
+// TestClientSnippets: the page's snippets name the endpoint and, with a
+// token, only the token's place.
+func TestClientSnippets(t *testing.T) {
+	claude, conf := clientSnippets("http://127.0.0.1:8808/mcp", true)
+	for _, s := range []string{claude, conf} {
+		if !strings.Contains(s, "http://127.0.0.1:8808/mcp") || !strings.Contains(s, "Authorization") {
+			t.Errorf("snippet %q lacks the endpoint or the header", s)
+		}
+	}
+	if _, conf := clientSnippets("http://h/mcp", false); strings.Contains(conf, "headers") {
+		t.Errorf("without a token the snippet has headers: %s", conf)
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
