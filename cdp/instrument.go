@@ -115,6 +115,8 @@ type Browser struct {
 	navs navWatch
 	// mcpb holds the MCP-B page servers of each document (pageserver.go).
 	mcpb map[string]*psDoc
+	// diag follows the tabs opened for CI mode (diagnose.go).
+	diag diagnoses
 }
 
 type targetState struct {

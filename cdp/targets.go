@@ -153,8 +153,22 @@ func (b *Browser) setup(t *targetState, existing bool) {
 	if b.opts.Backend != polyfill.BackendPolyfill {
 		steps = append(steps, step{webmcp.CommandEnable, nil})
 	}
-	if b.opts.Backend != polyfill.BackendNative {
-		steps = append(steps, step{network.CommandEnable, policyNetwork()}) // response headers (permissions.go)
+	// Network carries the Permissions-Policy headers of polyfilled
+	// documents (permissions.go) and, in CI mode, the load and request
+	// failures (diagnose.go): enabled once, keeping no payloads.
+	netOn := b.opts.Backend != polyfill.BackendNative
+	if netOn {
+		steps = append(steps, step{network.CommandEnable, policyNetwork()})
+	}
+	for _, m := range b.diagnosisSteps() {
+		if m == network.CommandEnable {
+			if netOn {
+				continue
+			}
+			steps = append(steps, step{m, policyNetwork()})
+			continue
+		}
+		steps = append(steps, step{m, nil})
 	}
 	steps = append(steps, step{runtime.CommandRunIfWaitingForDebugger, nil})
 	pending := make([]*Pending, 0, len(steps))
@@ -251,6 +265,9 @@ type auxData struct {
 }
 
 func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
+	if b.diag.on.Load() {
+		b.diagnoseEvent(t, msg)
+	}
 	switch msg.Method {
 	case cdproto.EventRuntimeExecutionContextCreated:
 		var ev runtime.EventExecutionContextCreated

@@ -14,19 +14,34 @@ import (
 
 // ciRun runs the webmcp-cdp binary with args (and stdin, when not empty)
 // and returns what it printed and its exit code.
+// A --timeout of 30 s (unless args give another) leaves room for a loaded
+// machine, where the first page of a new browser can take seconds; a page
+// that settles returns at once all the same.
 func ciRun(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if len(args) > 0 {
+		args = append([]string{args[0], "--timeout", "30s"}, args[1:]...)
+	}
+	cmd := ciCommand(args...)
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
+	return runCommand(t, cmd)
+}
+
+// ciCommand is the webmcp-cdp binary with args.
+func ciCommand(args ...string) *exec.Cmd { return exec.Command(binary, args...) }
+
+// runCommand runs cmd and returns what it printed and its exit code.
+func runCommand(t *testing.T, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("running webmcp-cdp %v: %v", args, err)
+		t.Fatalf("running %v: %v", cmd.Args, err)
 	}
 	return out.String(), errOut.String(), code
 }
@@ -203,9 +218,10 @@ func TestCIInspectOutcomes(t *testing.T) {
 	}{
 		{name: "warnings only", args: []string{base + "/ci/warn.html"}, wantCode: 0,
 			wantStdout: []string{"warning lookup_order: instruction-like: ", "inputSchema/properties/order", "warning wordy: long-description: ", "0 errors, 3 warnings"}},
-		{name: "no tools", args: []string{"--settle-timeout", "1s", base + "/"}, wantCode: 1,
-			wantStdout: []string{"0 tools", "error   (page): no-tools: "}, wantStderr: "1 lint error"},
+		{name: "no tools", args: []string{"--timeout", "2s", base + "/"}, wantCode: 1,
+			wantStdout: []string{"0 tools", "Why there are no tools:", "error   (page): no-tools: "}, wantStderr: "1 lint error"},
 		{name: "page does not load", args: []string{down}, wantCode: 2, wantStderr: "ERR_CONNECTION_REFUSED"},
+		{name: "HTTP 404", args: []string{base + "/ci/missing.html"}, wantCode: 2, wantStderr: "loading " + base + "/ci/missing.html: HTTP 404 Not Found"},
 		{name: "no URL", args: nil, wantCode: 2, wantStderr: "usage: webmcp-cdp inspect"},
 		{name: "relative URL", args: []string{"ci/good.html"}, wantCode: 2, wantStderr: "is not absolute"},
 		{name: "unknown flag", args: []string{"--nope", base + "/ci/good.html"}, wantCode: 2, wantStderr: "unknown flag: --nope"},
@@ -300,15 +316,23 @@ type junitDoc struct {
 	XMLName  xml.Name `xml:"testsuites"`
 	Tests    int      `xml:"tests,attr"`
 	Failures int      `xml:"failures,attr"`
+	Errors   int      `xml:"errors,attr"`
+	Skipped  int      `xml:"skipped,attr"`
 	Suites   []struct {
 		Name     string `xml:"name,attr"`
 		Tests    int    `xml:"tests,attr"`
 		Failures int    `xml:"failures,attr"`
+		Errors   int    `xml:"errors,attr"`
 		Cases    []struct {
 			Name    string `xml:"name,attr"`
+			Time    string `xml:"time,attr"`
 			Failure *struct {
 				Message string `xml:"message,attr"`
 			} `xml:"failure"`
+			Error *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"error"`
+			Skipped *struct{} `xml:"skipped"`
 		} `xml:"testcase"`
 	} `xml:"testsuite"`
 }
@@ -333,14 +357,14 @@ func TestCITestPasses(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	if last := lastLine(stdout); last != "9 passed, 0 failed" {
+	if last := lastLine(stdout); last != "16 passed, 0 failed" {
 		t.Errorf("last line %q\n%s", last, stdout)
 	}
-	if !strings.Contains(stdout, "  ok    lint: 3 warnings") {
+	if !strings.Contains(stdout, "  ok    tool lookup_order: 2 warnings") || !strings.Contains(stdout, "  ok    tool wordy: 1 warning") {
 		t.Errorf("the warnings of warn.html are not shown:\n%s", stdout)
 	}
 	doc := readJUnit(t, junit)
-	if doc.Tests != 9 || doc.Failures != 0 || len(doc.Suites) != 2 || doc.Suites[0].Name != "good tools" || doc.Suites[0].Tests != 6 {
+	if doc.Tests != 16 || doc.Failures != 0 || len(doc.Suites) != 2 || doc.Suites[0].Name != "good tools" || doc.Suites[0].Tests != 11 {
 		t.Errorf("JUnit: %+v", doc)
 	}
 }
@@ -358,7 +382,8 @@ func TestCITestFails(t *testing.T) {
 pages:
   - name: good
     url: good.html
-    tools: [add, missing_tool]
+    tools: [add]
+    absent: [echo]
     calls:
       - tool: add
         args: {a: 1, b: 1}
@@ -382,10 +407,6 @@ pages:
   - name: strict
     url: warn.html
     lint: warnings
-  - name: down
-    url: `+closedPort(t)+`
-    tools: [x]
-    lint: off
 `), 0o644)
 	junit := filepath.Join(dir, "out", "results.xml")
 	os.MkdirAll(filepath.Dir(junit), 0o755)
@@ -393,46 +414,43 @@ pages:
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	if last := lastLine(stdout); last != "4 passed, 7 failed" {
+	if last := lastLine(stdout); last != "12 passed, 13 failed" {
 		t.Errorf("last line %q\n%s", last, stdout)
 	}
 	for _, s := range []string{
-		"FAIL  tools: missing missing_tool",
+		"FAIL  tools: unexpected echo (listed in absent)",
 		`FAIL  wrong text: text is "hi", want "ho"`,
 		"FAIL  unexpected error: the call failed: fail tool failed on purpose",
 		"FAIL  error expected: the call succeeded, but isError: true was expected",
-		"FAIL  lint: 7 errors, 1 warning",
-		"FAIL  lint: 0 errors, 3 warnings",
-		"ERR_CONNECTION_REFUSED",
+		"FAIL  tool bad_type: 1 error, 0 warnings",
+		"FAIL  tool lookup_order: 0 errors, 2 warnings",
 	} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("stdout lacks %q:\n%s", s, stdout)
 		}
 	}
-	if !strings.Contains(stderr, "7 of 11 checks failed") {
+	if !strings.Contains(stderr, "13 of 25 checks failed") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	doc := readJUnit(t, junit)
-	if doc.Tests != 11 || doc.Failures != 7 || len(doc.Suites) != 4 {
+	if doc.Tests != 25 || doc.Failures != 13 || len(doc.Suites) != 3 {
 		t.Fatalf("JUnit: tests %d, failures %d, suites %d", doc.Tests, doc.Failures, len(doc.Suites))
 	}
-	failed := map[string]bool{}
+	var got []string
 	for _, s := range doc.Suites {
 		for _, c := range s.Cases {
 			if c.Failure != nil {
-				failed[s.Name+"/"+c.Name] = true
+				got = append(got, s.Name+"/"+c.Name)
 				if c.Failure.Message == "" {
 					t.Errorf("%s/%s: a failure without a message", s.Name, c.Name)
 				}
 			}
 		}
 	}
-	want := []string{"bad/lint", "down/tools", "good/error expected", "good/tools", "good/unexpected error", "good/wrong text", "strict/lint"}
-	var got []string
-	for k := range failed {
-		got = append(got, k)
-	}
 	sort.Strings(got)
+	want := []string{"bad/tool bad_pattern", "bad/tool bad_type", "bad/tool blank_description", "bad/tool dotted.name", "bad/tool huge_description",
+		"bad/tool list_input", "bad/tool way_too_long", "good/error expected", "good/tools", "good/unexpected error", "good/wrong text",
+		"strict/tool lookup_order", "strict/tool wordy"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("failed cases %v, want %v", got, want)
 	}
@@ -459,10 +477,10 @@ func TestCITestSpecs(t *testing.T) {
 		wantStdout string
 		wantStderr string
 	}{
-		{name: "JSON spec with --base-url", args: []string{jsonSpec, "--base-url", base}, wantCode: 0, wantStdout: "3 passed, 0 failed\n"},
+		{name: "JSON spec with --base-url", args: []string{jsonSpec, "--base-url", base}, wantCode: 0, wantStdout: "7 passed, 0 failed\n"},
 		{name: "relative URL without a base", args: []string{jsonSpec}, wantCode: 2, wantStderr: `url "ci/good.html" is relative`},
-		{name: "unknown field", args: []string{write("typo.yaml", "pages:\n  - url: http://127.0.0.1/\n    tols: [a]\n")}, wantCode: 2, wantStderr: `unknown field "tols"`},
-		{name: "not YAML", args: []string{write("broken.yaml", "pages: [\n")}, wantCode: 2, wantStderr: "not a valid spec"},
+		{name: "unknown field", args: []string{write("typo.yaml", "pages:\n  - url: http://127.0.0.1/\n    tols: [a]\n")}, wantCode: 2, wantStderr: `typo.yaml:3:5: pages[0]: unknown field "tols" (did you mean "tools"?)`},
+		{name: "not YAML", args: []string{write("broken.yaml", "pages: [\n")}, wantCode: 2, wantStderr: "broken.yaml:1: not valid YAML"},
 		{name: "no pages", args: []string{write("empty.yaml", "base: http://127.0.0.1/\n")}, wantCode: 2, wantStderr: "the spec has no pages"},
 		{name: "serve a missing directory", args: []string{write("serve.yaml", "serve: nowhere\npages:\n  - url: a.html\n")}, wantCode: 2, wantStderr: "serve: "},
 		{name: "missing file", args: []string{filepath.Join(dir, "missing.yaml")}, wantCode: 2, wantStderr: "reading the spec"},

@@ -19,8 +19,10 @@ func newCall() *cobra.Command {
 		Long: "call launches headless Chromium, loads URL, waits for its WebMCP tools to settle, and calls TOOL\n" +
 			"(the page's own name for it, or its routed name) with the JSON object given (default {}; \"-\"\n" +
 			"reads it from standard input). The MCP CallToolResult is printed on standard output as JSON.\n\n" +
-			"Exit status: 0 when the call succeeded, 1 when its result has isError, 2 for a bad command line,\n" +
-			"a tool the page does not have, or a browser that could not start.",
+			"call waits (up to --timeout) for the page to load and to serve TOOL.\n\n" +
+			"Exit status: 0 when the call succeeded, 1 when its result has isError, 2 when the page did not load\n" +
+			"(an HTTP status of 400 or more, a network error), for a bad command line, a tool the page does not\n" +
+			"have, or a browser that could not start.",
 		Args: usageArgs(cobra.RangeArgs(2, 3)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pageURL, tool := args[0], args[1]
@@ -51,12 +53,11 @@ func newCall() *cobra.Command {
 				return err
 			}
 			defer b.close()
-			page, err := b.sess.Open(b.ctx, pageURL)
+			// The page must have TOOL: wait for it (within --timeout)
+			// rather than for a quiet period alone.
+			page, err := b.sess.Open(b.ctx, pageURL, ci.PageOptions{WaitFor: []string{tool}})
 			if err != nil {
-				if lost := b.lost(); lost != nil {
-					return lost
-				}
-				return usageError(err)
+				return b.openError(err)
 			}
 			res, err := page.Call(b.ctx, tool, input)
 			if err != nil {

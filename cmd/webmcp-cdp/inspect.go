@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,15 +16,16 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // ciFlags are the flags of CI mode (inspect, call, test): launch's and
 // serve's, and how long to wait for a page's tools.
 type ciFlags struct {
-	lf            launchFlags
-	sf            serveFlags
-	settle        time.Duration
-	settleTimeout time.Duration
+	lf      launchFlags
+	sf      serveFlags
+	settle  time.Duration
+	timeout time.Duration
 }
 
 func (f *ciFlags) register(cmd *cobra.Command) {
@@ -31,8 +33,10 @@ func (f *ciFlags) register(cmd *cobra.Command) {
 	// CI mode is always headless.
 	cmd.Flags().MarkHidden("headless")
 	f.sf.register(cmd.Flags())
-	cmd.Flags().DurationVar(&f.settle, "settle", 300*time.Millisecond, "how long a page's tools must stay unchanged to count as settled")
-	cmd.Flags().DurationVar(&f.settleTimeout, "settle-timeout", 10*time.Second, "longest wait for a page's tools to settle")
+	cmd.Flags().DurationVar(&f.settle, "settle", 500*time.Millisecond, "after the page's load event, how long its tools must stay unchanged to count as settled")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 10*time.Second, "longest wait for a page to load and its tools to settle")
+	cmd.Flags().DurationVar(&f.timeout, "settle-timeout", 10*time.Second, "the former name of --timeout")
+	cmd.Flags().MarkDeprecated("settle-timeout", "use --timeout")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 }
 
@@ -66,8 +70,8 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 	if err != nil {
 		return nil, usageError(err)
 	}
-	if f.settle <= 0 || f.settleTimeout < f.settle {
-		return nil, usageError(fmt.Errorf("--settle %s and --settle-timeout %s: both must be positive, and the timeout at least the settle time", f.settle, f.settleTimeout))
+	if f.settle <= 0 || f.timeout < f.settle {
+		return nil, usageError(fmt.Errorf("--settle %s and --timeout %s: both must be positive, and the timeout at least the settle time", f.settle, f.timeout))
 	}
 	f.lf.headless = true
 	proc, err := cdp.Launch(ctx, f.lf.options(backend))
@@ -81,6 +85,7 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 		return nil, usageError(err)
 	}
 	s.releaseFirstList() // CI mode settles each page itself
+	s.browser.EnableDiagnosis()
 	clientT, serverT := mcp.NewInMemoryTransports()
 	if _, err := s.server.MCP().Connect(ctx, serverT, nil); err != nil {
 		proc.Close()
@@ -102,10 +107,10 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 		}
 	}()
 	sess := &ci.Session{
-		Hub:           s.hub,
-		Tabs:          s.browser,
-		Settle:        f.settle,
-		SettleTimeout: f.settleTimeout,
+		Hub:     s.hub,
+		Tabs:    ciTabs{s.browser},
+		Settle:  f.settle,
+		Timeout: f.timeout,
 		Call: func(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 			return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 		},
@@ -134,6 +139,49 @@ func (b *ciBrowser) lost() error {
 	return usageError(context.Cause(b.ctx))
 }
 
+// ciTabs adapts the browser to ci.Tabs: pages opened for CI mode are
+// followed for their load and errors (cdp/diagnose.go).
+type ciTabs struct{ b *cdp.Browser }
+
+func (t ciTabs) Open(ctx context.Context, url string, setup core.PageSetup) (string, error) {
+	return t.b.OpenPage(ctx, url, setup)
+}
+
+func (t ciTabs) CloseTab(ctx context.Context, tab string) error {
+	defer t.b.ForgetPage(tab)
+	return t.b.CloseTab(ctx, tab)
+}
+
+func (t ciTabs) PageLoad(tab string) (core.PageLoad, <-chan struct{}, bool) {
+	return t.b.PageLoad(tab)
+}
+
+func (t ciTabs) Diagnose(ctx context.Context, tab string) (core.PageDiagnosis, error) {
+	return t.b.Diagnose(ctx, tab)
+}
+
+// openError is the error to exit with when a page could not be opened:
+// status 2, with the page's diagnosis when it did not load.
+func (b *ciBrowser) openError(err error) error {
+	if lost := b.lost(); lost != nil {
+		return lost
+	}
+	if le, ok := errors.AsType[*ci.LoadError](err); ok {
+		if why := ci.Explain(le.Diagnosis); len(why) > 1 {
+			err = fmt.Errorf("%w\n  %s", err, strings.Join(why[1:], "\n  "))
+		}
+	}
+	return usageError(err)
+}
+
+// checkFormat checks a --format value.
+func checkFormat(format string) error {
+	if format != "text" && format != "json" {
+		return usageError(fmt.Errorf("--format %q: use text or json", format))
+	}
+	return nil
+}
+
 // checkPageURL refuses what a browser would not load as a page address.
 func checkPageURL(raw string) error {
 	u, err := url.Parse(raw)
@@ -149,6 +197,8 @@ func checkPageURL(raw string) error {
 func newInspect() *cobra.Command {
 	var f ciFlags
 	var asJSON bool
+	var format string
+	var waitFor []string
 	cmd := &cobra.Command{
 		Use:   "inspect [flags] URL",
 		Short: "Load a page in headless Chromium and print its WebMCP tools and lint findings",
@@ -156,12 +206,19 @@ func newInspect() *cobra.Command {
 			"each tool (name, routed name, description, input schema, annotations) and the lint findings:\n" +
 			"empty or huge descriptions, input schemas that are not objects or do not compile as JSON Schema,\n" +
 			"names that clients reject or that webmcp-cdp has to cut, instruction-like text in descriptions,\n" +
-			"and tools webmcp-cdp refused.\n\n" +
-			"Exit status: 0 when no finding is an error, 1 when one is, 2 for a bad command line or a browser\n" +
-			"that could not start.",
+			"and tools webmcp-cdp refused. A page with no tools is explained: its console errors, uncaught\n" +
+			"exceptions, failed requests, and whether it has a WebMCP API at all. See docs/ci.md.\n\n" +
+			"Exit status: 0 when no finding is an error, 1 when one is, 2 when the page did not load (an HTTP\n" +
+			"status of 400 or more, a network error), for a bad command line, or a browser that could not start.",
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkPageURL(args[0]); err != nil {
+				return err
+			}
+			if asJSON {
+				format = "json"
+			}
+			if err := checkFormat(format); err != nil {
 				return err
 			}
 			b, err := startCI(cmd.Context(), &f)
@@ -169,14 +226,15 @@ func newInspect() *cobra.Command {
 				return err
 			}
 			defer b.close()
-			page, err := b.sess.Open(b.ctx, args[0])
+			page, err := b.sess.Open(b.ctx, args[0], ci.PageOptions{WaitFor: waitFor})
 			if err != nil {
-				if lost := b.lost(); lost != nil {
-					return lost
-				}
-				return usageError(err)
+				return b.openError(err)
 			}
 			findings := ci.LintPage(page)
+			if len(page.Missing) > 0 {
+				findings = append([]ci.Finding{{Severity: ci.Error, Rule: ci.RuleNotSettled,
+					Message: fmt.Sprintf("the page did not serve %s within --timeout %s", strings.Join(page.Missing, ", "), f.timeout)}}, findings...)
+			}
 			errs, warns := 0, 0
 			for _, fd := range findings {
 				if fd.Severity == ci.Error {
@@ -186,7 +244,7 @@ func newInspect() *cobra.Command {
 				}
 			}
 			out := cmd.OutOrStdout()
-			if asJSON {
+			if format == "json" {
 				err = writeInspectJSON(out, page, findings, errs, warns)
 			} else {
 				err = writeInspectText(out, page, findings, errs, warns)
@@ -201,23 +259,27 @@ func newInspect() *cobra.Command {
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tools and findings as one JSON object")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tools and findings as one JSON object (--format json)")
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().StringArrayVar(&waitFor, "wait-for-tool", nil, "wait (up to --timeout) until the page serves this tool, by the page's own name; repeatable")
 	return cmd
 }
 
 // inspectReport is inspect's --json output.
 type inspectReport struct {
-	URL      string       `json:"url"`
-	Settled  bool         `json:"settled"`
-	TookMS   int64        `json:"tookMs"`
-	Tools    []ci.Tool    `json:"tools"`
-	Findings []ci.Finding `json:"findings"`
-	Errors   int          `json:"errors"`
-	Warnings int          `json:"warnings"`
+	URL       string             `json:"url"`
+	Settled   bool               `json:"settled"`
+	Missing   []string           `json:"missing,omitempty"`
+	TookMS    int64              `json:"tookMs"`
+	Tools     []ci.Tool          `json:"tools"`
+	Findings  []ci.Finding       `json:"findings"`
+	Errors    int                `json:"errors"`
+	Warnings  int                `json:"warnings"`
+	Diagnosis core.PageDiagnosis `json:"diagnosis"`
 }
 
 func writeInspectJSON(w io.Writer, p *ci.Page, findings []ci.Finding, errs, warns int) error {
-	rep := inspectReport{URL: p.URL, Settled: p.Settled, TookMS: p.Took.Milliseconds(), Tools: p.Tools, Findings: findings, Errors: errs, Warnings: warns}
+	rep := inspectReport{URL: p.URL, Settled: p.Settled, Missing: p.Missing, TookMS: p.Took.Milliseconds(), Tools: p.Tools, Findings: findings, Errors: errs, Warnings: warns, Diagnosis: p.Diagnosis}
 	if rep.Tools == nil {
 		rep.Tools = []ci.Tool{}
 	}
@@ -264,6 +326,13 @@ func writeInspectText(w io.Writer, p *ci.Page, findings []ci.Finding, errs, warn
 		}
 	}
 	b.WriteString("\n")
+	if len(p.Tools) == 0 {
+		b.WriteString("Why there are no tools:\n")
+		for _, l := range ci.Explain(p.Diagnosis) {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+		b.WriteString("\n")
+	}
 	if len(findings) == 0 {
 		b.WriteString("No findings.\n")
 	} else {

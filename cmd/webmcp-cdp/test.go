@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
@@ -12,20 +13,27 @@ import (
 
 func newTest() *cobra.Command {
 	var f ciFlags
-	var junit, baseURL string
+	var junit, baseURL, format string
 	cmd := &cobra.Command{
 		Use:   "test [flags] FILE",
 		Short: "Check a site's WebMCP tools against a spec file (YAML or JSON) in headless Chromium",
 		Long: "test reads a spec of pages, the tools each must have, and calls with their expected results\n" +
-			"(exact text, contained text, isError, a JSON subset of structuredContent), runs it in headless\n" +
-			"Chromium one page at a time, and prints each check and a last line \"N passed, M failed\".\n" +
-			"Relative page URLs resolve against --base-url, else the spec's base, else the directory the\n" +
-			"spec's serve field names, served on 127.0.0.1 for the run. See the README's \"CI mode\".\n\n" +
-			"Exit status: 0 when every check passed, 1 when one failed, 2 for a bad spec or command line,\n" +
-			"a browser that could not start or went away, or a JUnit file that could not be written.",
+			"(exact text, contained text, regular expressions, isError, JSON paths or subsets of the result),\n" +
+			"runs it in headless Chromium one page at a time, and prints each check and a last line\n" +
+			"\"N passed, M failed\". Relative page URLs resolve against --base-url, else the spec's base, else the\n" +
+			"directory the spec's serve field names, served on 127.0.0.1 for the run. See docs/ci.md and\n" +
+			"docs/ci-spec.md.\n\n" +
+			"With GITHUB_ACTIONS=true it also prints GitHub annotations (::error file=SPEC,line=N::...), and\n" +
+			"with GITHUB_STEP_SUMMARY set it appends a Markdown summary to that file.\n\n" +
+			"Exit status: 0 when every check passed, 1 when one failed, 2 when a page did not load (an HTTP\n" +
+			"status of 400 or more, a network error), for a bad spec or command line, a browser that could\n" +
+			"not start or went away, or a report that could not be written.",
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			file := args[0]
+			if err := checkFormat(format); err != nil {
+				return err
+			}
 			spec, err := ci.LoadSpec(file)
 			if err != nil {
 				return usageError(err)
@@ -46,7 +54,7 @@ func newTest() *cobra.Command {
 			}
 			urls, err := spec.URLs(base)
 			if err != nil {
-				return usageError(fmt.Errorf("%s: %w", file, err))
+				return usageError(err)
 			}
 			var junitFile *os.File
 			if junit != "" {
@@ -62,20 +70,25 @@ func newTest() *cobra.Command {
 				return err
 			}
 			defer b.close()
-			rep := (&ci.Runner{Session: b.sess, Out: cmd.OutOrStdout()}).Run(b.ctx, file, spec, urls)
-			if junitFile != nil {
-				if err := rep.WriteJUnit(junitFile); err != nil {
-					return usageError(fmt.Errorf("--junit %s: %w", junit, err))
-				}
-				if err := junitFile.Close(); err != nil {
-					return usageError(fmt.Errorf("--junit %s: %w", junit, err))
-				}
+			progress, annotations := cmd.OutOrStdout(), cmd.OutOrStdout()
+			if format == "json" {
+				// Standard output is for the JSON report alone.
+				progress, annotations = cmd.ErrOrStderr(), cmd.ErrOrStderr()
+			}
+			rep := (&ci.Runner{Session: b.sess, Out: progress}).Run(b.ctx, file, spec, urls)
+			if err := writeReports(rep, cmd.OutOrStdout(), annotations, format, junit, junitFile); err != nil {
+				return usageError(err)
 			}
 			if lost := b.lost(); lost != nil {
 				return lost
 			}
-			if passed, failed := rep.Counts(); failed > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%d of %d checks failed", failed, passed+failed)}
+			n := rep.Counts()
+			total := n.Passed + n.Failed + n.Errors + n.Skipped
+			if n.Errors > 0 {
+				return &exitError{code: 2, err: fmt.Errorf("%s could not run (a page did not load); %d of %d checks failed", plural(n.Errors, "check"), n.Failed, total)}
+			}
+			if n.Failed > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("%d of %d checks failed", n.Failed, total)}
 			}
 			return nil
 		},
@@ -83,5 +96,43 @@ func newTest() *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().StringVar(&junit, "junit", "", "also write the results as JUnit XML to this file")
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "URL that relative page URLs resolve against (overrides the spec's base and serve)")
+	cmd.Flags().StringVar(&format, "format", "text", "output: text (each check as it runs), or json (one JSON report on stdout; the progress goes to stderr)")
 	return cmd
+}
+
+// writeReports writes the JSON report, the JUnit file, and, in GitHub
+// Actions, the annotations and the step summary.
+func writeReports(rep *ci.Report, stdout, annotations io.Writer, format, junit string, junitFile *os.File) error {
+	if format == "json" {
+		if err := rep.WriteJSON(stdout); err != nil {
+			return fmt.Errorf("writing the JSON report: %w", err)
+		}
+	}
+	if junitFile != nil {
+		if err := rep.WriteJUnit(junitFile); err != nil {
+			return fmt.Errorf("--junit %s: %w", junit, err)
+		}
+		if err := junitFile.Close(); err != nil {
+			return fmt.Errorf("--junit %s: %w", junit, err)
+		}
+	}
+	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		if err := rep.WriteAnnotations(annotations, rep.Name); err != nil {
+			return fmt.Errorf("writing the GitHub annotations: %w", err)
+		}
+	}
+	if path := os.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		sf, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("GITHUB_STEP_SUMMARY: %w", err)
+		}
+		err = rep.WriteSummary(sf)
+		if cerr := sf.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %w", path, err)
+		}
+	}
+	return nil
 }

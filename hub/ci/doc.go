@@ -4,20 +4,37 @@
 // against a small spec file, reporting a summary and JUnit XML.
 //
 // The package knows no CDP: it sees the browser through the hub (the tools,
-// their routed names, the tabs) and through a small Tabs interface (open and
-// close a tab), so it is tested with a fake browser. cmd/webmcp-cdp wires it
-// to a launched Chromium for the inspect, call and test commands.
+// their routed names, the tabs) and through a small Tabs interface (open a
+// tab with a setup, close it, how its page loaded, what it did), so it is
+// tested with a fake browser. cmd/webmcp-cdp wires it to a launched
+// Chromium (cdp/diagnose.go) for the inspect, call and test commands.
 //
-// # Waiting for the tools
+// # Waiting for the page
 //
-// The hub sees tools, not page loads, so a page counts as settled once the
-// hub knows its tab and its tools (or refused tools) have stayed the same for
-// Session.Settle (300 ms by default). The wait is driven by the hub's
-// events: it reads the page's tools when hub.Changed fires and when a quiet
-// period ends, and restarts the quiet period whenever they differ; nothing
-// polls on a clock. A page that registers nothing is given until
-// Session.SettleTimeout, and then reported as having no tools. Closing a
-// page waits, the same way, until the hub has let go of the tab's tools.
+// A page counts as settled once its main document loaded (its load event
+// fired), the hub knows its tab, it has tools (served or refused), every
+// tool it must have is there (PageOptions.WaitFor), and its tools have
+// stayed the same for Session.Settle (500 ms by default) since the last
+// change or the load event. The wait is driven by events: the hub's
+// (hub.Changed) and the page's load (Tabs.PageLoad); it reads the page's
+// tools when one fires and when a quiet period ends, and restarts the quiet
+// period whenever they differ; nothing polls on a clock. Session.Timeout
+// bounds it. A main document that answers with an HTTP status of 400 or
+// more, or fails (a refused connection, an unknown host), ends the wait at
+// once with a *LoadError; a page with no tools by the timeout is a Page
+// without tools, and Explain words its diagnosis (failed requests, console
+// errors, uncaught exceptions, whether it has a WebMCP API). Closing a page
+// waits, the same way, until the hub has let go of the tab's tools.
+//
+// # Specs and reports
+//
+// A spec (spec.go, read with the place of every value by specdecode.go, so
+// that every mistake names file:line:column) lists pages, their tools and
+// calls with expected results (match.go). A Runner turns each page into a
+// suite of cases: its load (an error when it did not load, its calls then
+// skipped), its tools, a lint case per tool, and its calls. Reports are
+// text, JSON, JUnit XML, GitHub Actions annotations and a Markdown summary
+// (reports.go, junit.go).
 //
 // # Refused tools
 //

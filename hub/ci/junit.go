@@ -9,12 +9,16 @@ import (
 
 // The JUnit XML that CI systems read (Jenkins, GitLab, GitHub actions that
 // publish test results): testsuites, one testsuite per page, one testcase
-// per check, with a failure element when it failed.
+// per check (the load, the tools, the lint of each tool, each call), with a
+// failure element when a check failed, an error element when it could not
+// be made (the page did not load), and skipped when it was not run.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
 	Time     string       `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
@@ -24,6 +28,7 @@ type junitSuite struct {
 	Tests      int             `xml:"tests,attr"`
 	Failures   int             `xml:"failures,attr"`
 	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
 	Time       string          `xml:"time,attr"`
 	Properties []junitProperty `xml:"properties>property,omitempty"`
 	Cases      []junitCase     `xml:"testcase"`
@@ -39,7 +44,13 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Error     *junitFailure `xml:"error,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -63,14 +74,23 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}
 		for _, c := range s.Cases {
 			jc := junitCase{Name: c.Name, Classname: s.Name, Time: seconds(c.Took)}
-			if c.Failure != "" {
-				text := c.Failure
+			text := func(msg string) string {
 				if c.Detail != "" {
-					text += "\n" + c.Detail
+					return msg + "\n" + c.Detail
 				}
-				jc.Failure = &junitFailure{Message: c.Failure, Type: "failure", Text: text}
+				return msg
+			}
+			switch c.Status() {
+			case "error":
+				jc.Error = &junitFailure{Message: c.Error, Type: "error", Text: text(c.Error)}
+				js.Errors++
+			case "failed":
+				jc.Failure = &junitFailure{Message: c.Failure, Type: "failure", Text: text(c.Failure)}
 				js.Failures++
-			} else if c.Detail != "" {
+			case "skipped":
+				jc.Skipped = &junitSkipped{Message: c.Skipped}
+				js.Skipped++
+			default:
 				jc.SystemOut = c.Detail
 			}
 			js.Tests++
@@ -78,6 +98,8 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}
 		doc.Tests += js.Tests
 		doc.Failures += js.Failures
+		doc.Errors += js.Errors
+		doc.Skipped += js.Skipped
 		doc.Suites = append(doc.Suites, js)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -35,6 +36,12 @@ const (
 	RuleNameRejected    = "name-rejected"
 	RuleNameCut         = "routed-name-cut"
 	RuleInstructions    = "instruction-like"
+	RuleOneWordDesc     = "one-word-description"
+	RuleRequiredUnknown = "required-not-in-properties"
+	RuleDefaultType     = "default-wrong-type"
+	RuleDuplicateFrames = "duplicate-across-frames"
+	RuleFramePermission = "frame-permission"
+	RuleFormNoSubmit    = "form-without-autosubmit"
 )
 
 // The description lengths, in characters, over which a description is long
@@ -92,17 +99,71 @@ var instructionLike = []*regexp.Regexp{
 }
 
 // LintPage lints a page's tools and adds the findings about the page
-// itself: no tools, or tools that never settled.
+// itself: no tools (with the page's diagnosis), tools that never settled,
+// a tool name used by several frames,
+// and declarative forms an agent cannot submit.
 func LintPage(p *Page) []Finding {
 	var out []Finding
-	if len(p.Tools) == 0 {
-		out = append(out, Finding{Severity: Error, Rule: RuleNoTools,
-			Message: fmt.Sprintf("the page registered no tools within %s (is the URL right, and does the page load?)", p.Took.Round(time.Millisecond))})
-	} else if !p.Settled {
+	switch {
+	case len(p.Tools) == 0:
+		msg := fmt.Sprintf("the page registered no tools within %s", p.Took.Round(time.Millisecond))
+		if why := Explain(p.Diagnosis); len(why) > 0 {
+			msg += ": " + strings.Join(why, "; ")
+		}
+		out = append(out, Finding{Severity: Error, Rule: RuleNoTools, Message: msg})
+	case !p.Settled && len(p.Missing) == 0: // a missing tool is its own failure
 		out = append(out, Finding{Severity: Warning, Rule: RuleNotSettled,
-			Message: fmt.Sprintf("the page's tools were still changing after %s; these are the tools at that moment", p.Took.Round(time.Millisecond))})
+			Message: fmt.Sprintf("the page's tools were still changing (or it had not loaded) after %s; these are the tools at that moment", p.Took.Round(time.Millisecond))})
 	}
-	return append(out, Lint(p.Tools)...)
+	out = append(out, Lint(p.Tools)...)
+	out = append(out, lintFrames(p.Tools)...)
+	out = append(out, lintForms(p.Diagnosis.Forms)...)
+	sortFindings(out)
+	return out
+}
+
+// lintFrames finds tool names that several documents of the page (frames)
+// registered: clients see them as different tools with near names, and a
+// model cannot tell them apart.
+func lintFrames(tools []Tool) []Finding {
+	docs := make(map[string][]string)
+	for _, t := range tools {
+		if t.Refused != "" {
+			continue
+		}
+		if !slices.Contains(docs[t.Name], t.URL) {
+			docs[t.Name] = append(docs[t.Name], t.URL)
+		}
+	}
+	var out []Finding
+	for name, urls := range docs {
+		if len(urls) > 1 {
+			out = append(out, Finding{Tool: name, Severity: Warning, Rule: RuleDuplicateFrames,
+				Message: fmt.Sprintf("%d documents of the page register it (%s): clients see one tool per document under near names; give each its own name", len(urls), strings.Join(urls, ", "))})
+		}
+	}
+	return out
+}
+
+// lintForms finds declarative tools without toolautosubmit.
+func lintForms(forms []core.FormTool) []Finding {
+	var out []Finding
+	for _, f := range forms {
+		if !f.AutoSubmit {
+			out = append(out, Finding{Tool: f.Name, Severity: Warning, Rule: RuleFormNoSubmit,
+				Message: "the <form toolname> has no toolautosubmit: an agent's call fills the form, but a person must press submit before the call returns; add toolautosubmit if the agent may submit it"})
+		}
+	}
+	return out
+}
+
+func sortFindings(out []Finding) {
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Tool != out[j].Tool {
+			return out[i].Tool < out[j].Tool
+		}
+		return out[i].Severity == Error && out[j].Severity != Error
+	})
 }
 
 // Lint checks tools for what MCP clients and models stumble on. The
@@ -112,12 +173,7 @@ func Lint(tools []Tool) []Finding {
 	for _, t := range tools {
 		out = append(out, lintTool(t)...)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Tool != out[j].Tool {
-			return out[i].Tool < out[j].Tool
-		}
-		return out[i].Severity == Error && out[j].Severity != Error
-	})
+	sortFindings(out)
 	return out
 }
 
@@ -125,6 +181,10 @@ func lintTool(t Tool) []Finding {
 	var out []Finding
 	add := func(sev Severity, rule, format string, args ...any) {
 		out = append(out, Finding{Tool: t.Name, Severity: sev, Rule: rule, Message: fmt.Sprintf(format, args...)})
+	}
+	if t.Refused != "" && isPermissionRefusal(t.Reason) {
+		return append(out, Finding{Tool: t.Name, Severity: Error, Rule: RuleFramePermission, Reason: t.Reason,
+			Message: fmt.Sprintf("a cross-origin frame (%s) registered it without the tools permission, so browsers refuse it: add allow=\"tools\" to its <iframe> (and to each frame above it) if it should have tools: %s", t.URL, t.Refused)})
 	}
 	if t.Refused != "" {
 		why := t.Refused
@@ -150,6 +210,8 @@ func lintTool(t Tool) []Finding {
 	switch {
 	case desc == "":
 		add(Error, RuleEmptyDesc, "the description is empty, so a model cannot tell what the tool does")
+	case len(strings.Fields(desc)) == 1 && n <= 64:
+		add(Warning, RuleOneWordDesc, "the description is one word (%q): say what the tool does, what it returns, and when to use it", cut(desc, 60))
 	case n > HugeDescription:
 		add(Error, RuleHugeDesc, "the description is %d characters (more than %d); every client sends it with every request", n, HugeDescription)
 	case n > LongDescription:
@@ -199,6 +261,8 @@ func lintSchema(raw json.RawMessage) []Finding {
 		out = append(out, Finding{Severity: Error, Rule: RuleSchemaInvalid, Message: fmt.Sprintf("the inputSchema does not compile as JSON Schema (2020-12 unless $schema says otherwise): %s", oneLine(err.Error()))})
 	}
 	walkSchema(m, "", func(path string, s map[string]any) {
+		out = append(out, lintRequired(path, s)...)
+		out = append(out, lintDefault(path, s)...)
 		if d, ok := s["description"].(string); ok {
 			if hit := instructionMatch(d); hit != "" {
 				out = append(out, Finding{Severity: Warning, Rule: RuleInstructions,
@@ -215,4 +279,95 @@ func jsonText(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// isPermissionRefusal says a refusal is for the Permissions Policy
+// "tools" feature: a cross-origin frame that was not allowed tools.
+func isPermissionRefusal(r core.Reason) bool {
+	return r == core.ReasonPermissions
+}
+
+// lintRequired finds required names that the schema's properties lack: a
+// model sees no type or description for them, and calls fail validation.
+func lintRequired(path string, s map[string]any) []Finding {
+	req, ok := s["required"].([]any)
+	if !ok || len(req) == 0 {
+		return nil
+	}
+	if _, ok := s["patternProperties"]; ok {
+		return nil
+	}
+	if _, ok := s["additionalProperties"].(map[string]any); ok {
+		return nil
+	}
+	props, _ := s["properties"].(map[string]any)
+	var missing []string
+	for _, r := range req {
+		if name, ok := r.(string); ok {
+			if _, ok := props[name]; !ok {
+				missing = append(missing, name)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return []Finding{{Severity: Error, Rule: RuleRequiredUnknown,
+		Message: fmt.Sprintf("inputSchema%s requires %s, not in its properties: a model is told nothing about them; add them to properties or drop them from required", path, strings.Join(missing, ", "))}}
+}
+
+// lintDefault finds a default that its own schema's type or enum refuses.
+func lintDefault(path string, s map[string]any) []Finding {
+	def, ok := s["default"]
+	if !ok {
+		return nil
+	}
+	var types []string
+	switch ty := s["type"].(type) {
+	case string:
+		types = []string{ty}
+	case []any:
+		for _, t := range ty {
+			if t, ok := t.(string); ok {
+				types = append(types, t)
+			}
+		}
+	}
+	if len(types) > 0 && !slices.ContainsFunc(types, func(t string) bool { return jsonTypeIs(def, t) }) {
+		return []Finding{{Severity: Warning, Rule: RuleDefaultType,
+			Message: fmt.Sprintf("the default at inputSchema%s is %s, not of its type %s", path, cut(jsonText(def), 60), strings.Join(types, " or "))}}
+	}
+	if enum, ok := s["enum"].([]any); ok && !slices.ContainsFunc(enum, func(e any) bool { return Subset(e, def, "") == "" && Subset(def, e, "") == "" }) {
+		return []Finding{{Severity: Warning, Rule: RuleDefaultType,
+			Message: fmt.Sprintf("the default at inputSchema%s is %s, not one of its enum", path, cut(jsonText(def), 60))}}
+	}
+	return nil
+}
+
+// jsonTypeIs says whether v (as encoding/json decodes) is of JSON Schema
+// type t.
+func jsonTypeIs(v any, t string) bool {
+	switch t {
+	case "null":
+		return v == nil
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "number":
+		_, ok := v.(float64)
+		return ok
+	case "integer":
+		f, ok := v.(float64)
+		return ok && f == float64(int64(f))
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
+	}
+	return true
 }

@@ -63,6 +63,27 @@ func TestLint(t *testing.T) {
 		{"missing $ref", with(func(t *Tool) {
 			t.InputSchema = json.RawMessage(`{"type":"object","properties":{"q":{"$ref":"#/$defs/nothing"}}}`)
 		}), []string{"error schema-invalid"}},
+		{"one-word description", with(func(t *Tool) { t.Description = " Search. " }), []string{"warning one-word-description"}},
+		{"required not in properties", with(func(t *Tool) {
+			t.InputSchema = json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q","limit"]}`)
+		}), []string{"error required-not-in-properties"}},
+		{"required with additionalProperties schema", with(func(t *Tool) {
+			t.InputSchema = json.RawMessage(`{"type":"object","additionalProperties":{"type":"string"},"required":["any"]}`)
+		}), nil},
+		{"nested required", with(func(t *Tool) {
+			t.InputSchema = json.RawMessage(`{"type":"object","properties":{"o":{"type":"object","required":["x"]}}}`)
+		}), []string{"error required-not-in-properties"}},
+		{"default of the wrong type", with(func(t *Tool) {
+			t.InputSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","default":"10"},"ok":{"type":["number","null"],"default":null}}}`)
+		}), []string{"warning default-wrong-type"}},
+		{"default outside the enum", with(func(t *Tool) {
+			t.InputSchema = json.RawMessage(`{"type":"object","properties":{"s":{"type":"string","enum":["a","b"],"default":"c"}}}`)
+		}), []string{"warning default-wrong-type"}},
+		{"integer default with a fraction", with(func(t *Tool) {
+			t.InputSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","default":1.5}}}`)
+		}), []string{"warning default-wrong-type"}},
+		{"refused for the tools permission", Tool{Name: "ad_tool", URL: "https://ads.test/frame", Refused: "the frame is not allowed tools", Reason: core.ReasonPermissions},
+			[]string{"error frame-permission"}},
 		{"several at once", Tool{Name: "x.y", Routed: "s_x_y_1234", Description: "", InputSchema: json.RawMessage(`{"type":"string"}`)},
 			[]string{"error empty-description", "error name-rejected", "error schema-not-object"}},
 	}
@@ -157,8 +178,16 @@ func TestLintPage(t *testing.T) {
 		want []string
 	}{
 		{"no tools", Page{Took: time.Second}, []string{"error no-tools"}},
-		{"not settled", Page{Tools: []Tool{{Name: "a", Routed: "s_a", Description: "A."}}}, []string{"warning not-settled"}},
-		{"settled", Page{Settled: true, Tools: []Tool{{Name: "a", Routed: "s_a", Description: "A."}}}, nil},
+		{"not settled", Page{Tools: []Tool{{Name: "a", Routed: "s_a", Description: "Tool a."}}}, []string{"warning not-settled"}},
+		{"a tool waited for is missing", Page{Missing: []string{"b"}, Tools: []Tool{{Name: "a", Routed: "s_a", Description: "Tool a."}}}, nil},
+		{"settled", Page{Settled: true, Tools: []Tool{{Name: "a", Routed: "s_a", Description: "Tool a."}}}, nil},
+		{"one name in two frames", Page{Settled: true, Tools: []Tool{
+			{Name: "a", Routed: "s_a", Description: "Tool a.", URL: "http://s.test/", Frame: "F1"},
+			{Name: "a", Routed: "p_test_a", Description: "Tool a.", URL: "http://p.test/frame", Frame: "F2"},
+		}}, []string{"warning duplicate-across-frames"}},
+		{"forms", Page{Settled: true, Tools: []Tool{{Name: "book", Routed: "s_book", Description: "Book a table."}},
+			Diagnosis: core.PageDiagnosis{Forms: []core.FormTool{{Name: "book", AutoSubmit: false}, {Name: "search", AutoSubmit: true}}}},
+			[]string{"warning form-without-autosubmit"}},
 		{"only refused tools", Page{Settled: true, Tools: []Tool{{Name: "a", Refused: "too big"}}}, []string{"error refused"}},
 	}
 	for _, tt := range tests {

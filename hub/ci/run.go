@@ -8,62 +8,113 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"reflect"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Report is the outcome of a spec run: one suite per page.
 type Report struct {
 	// Name names the run (the spec file).
-	Name string
+	Name string `json:"name"`
 	// Suites are the pages, in the spec's order.
-	Suites []Suite
+	Suites []Suite `json:"suites"`
 	// Took is how long the run took.
-	Took time.Duration
+	Took time.Duration `json:"-"`
 }
 
 // Suite is the outcome of one page.
 type Suite struct {
 	// Name is the page's name, URL its resolved URL.
-	Name, URL string
+	Name string `json:"name"`
+	URL  string `json:"url"`
 	// Cases are the page's checks, in order.
-	Cases []Case
+	Cases []Case `json:"cases"`
 	// Took is how long the page took, from opening to closing.
-	Took time.Duration
+	Took time.Duration `json:"-"`
+	// Pos is the page's place in the spec.
+	Pos Pos `json:"-"`
 }
 
-// Case is one check: the page's tools, its lint, or a call.
+// Case is one check: the page's load, its tools, the lint of the page and
+// of each tool, or a call. A case that is neither failed, errored nor
+// skipped passed.
 type Case struct {
-	// Name is "tools", "lint" or the call's name.
-	Name string
-	// Failure says why the case failed; empty when it passed.
-	Failure string
+	// Name is "load", "tools", "lint", "tool NAME" or the call's name.
+	Name string `json:"name"`
+	// Failure says why a check failed.
+	Failure string `json:"failure,omitempty"`
+	// Error says why the case could not be checked: the page did not
+	// load, the run was interrupted.
+	Error string `json:"error,omitempty"`
+	// Skipped says why the case was not run (its page did not load).
+	Skipped string `json:"skipped,omitempty"`
 	// Note is a short remark on a case that passed (such as "2 warnings").
-	Note string
+	Note string `json:"note,omitempty"`
 	// Detail is more text: about a failure (the lint findings, a result),
 	// or about the note of a case that passed.
-	Detail string
+	Detail string `json:"detail,omitempty"`
 	// Took is how long the case took.
-	Took time.Duration
+	Took time.Duration `json:"-"`
+	// Pos is where the case comes from in the spec.
+	Pos Pos `json:"-"`
+	// Findings are the lint findings of a lint case.
+	Findings []Finding `json:"findings,omitempty"`
 }
 
-// Counts returns the number of passed and failed cases.
-func (r *Report) Counts() (passed, failed int) {
+// Status is "passed", "failed", "error" or "skipped".
+func (c Case) Status() string {
+	switch {
+	case c.Error != "":
+		return "error"
+	case c.Failure != "":
+		return "failed"
+	case c.Skipped != "":
+		return "skipped"
+	}
+	return "passed"
+}
+
+// Counts are the cases of a report by status.
+type Counts struct {
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Errors  int `json:"errors"`
+	Skipped int `json:"skipped"`
+}
+
+// String words the counts as the last line of a run: "N passed, M
+// failed", then errors and skipped cases when there are any.
+func (c Counts) String() string {
+	s := fmt.Sprintf("%d passed, %d failed", c.Passed, c.Failed)
+	if c.Errors > 0 {
+		s += ", " + plural(c.Errors, "error")
+	}
+	if c.Skipped > 0 {
+		s += fmt.Sprintf(", %d skipped", c.Skipped)
+	}
+	return s
+}
+
+// Counts counts the cases of the report by status.
+func (r *Report) Counts() Counts {
+	var n Counts
 	for _, s := range r.Suites {
 		for _, c := range s.Cases {
-			if c.Failure == "" {
-				passed++
-			} else {
-				failed++
+			switch c.Status() {
+			case "error":
+				n.Errors++
+			case "failed":
+				n.Failed++
+			case "skipped":
+				n.Skipped++
+			default:
+				n.Passed++
 			}
 		}
 	}
-	return passed, failed
+	return n
 }
 
 // Runner runs specs on a Session, printing each case to Out as it ends.
@@ -71,12 +122,13 @@ type Runner struct {
 	// Session opens the pages.
 	Session *Session
 	// Out receives the progress and the summary (default io.Discard). Its
-	// last line is "N passed, M failed".
+	// last line is Counts.String().
 	Out io.Writer
 }
 
 // Run opens each page of spec at urls[i] (see Spec.URLs), checks it, and
-// closes it. When ctx ends, the cases left fail with its cause.
+// closes it. When ctx ends, the pages left are errors and their calls are
+// skipped.
 func (r *Runner) Run(ctx context.Context, name string, spec *Spec, urls []string) *Report {
 	out := r.Out
 	if out == nil {
@@ -84,29 +136,12 @@ func (r *Runner) Run(ctx context.Context, name string, spec *Spec, urls []string
 	}
 	start := time.Now()
 	rep := &Report{Name: name}
-	for i, ps := range spec.Pages {
-		suite := r.runPage(ctx, out, spec, ps, urls[i])
-		rep.Suites = append(rep.Suites, suite)
+	for i := range spec.Pages {
+		rep.Suites = append(rep.Suites, r.runPage(ctx, out, spec, i, urls[i]))
 	}
 	rep.Took = time.Since(start)
-	passed, failed := rep.Counts()
-	fmt.Fprintf(out, "%d passed, %d failed\n", passed, failed)
+	fmt.Fprintln(out, rep.Counts())
 	return rep
-}
-
-// cases lists the names of a page's cases, in order.
-func pageCases(spec *Spec, ps PageSpec) []string {
-	var names []string
-	if len(ps.Tools) > 0 || len(ps.Absent) > 0 {
-		names = append(names, "tools")
-	}
-	if spec.lintMode(ps) != LintOff {
-		names = append(names, "lint")
-	}
-	for _, c := range ps.Calls {
-		names = append(names, callName(c))
-	}
-	return names
 }
 
 func callName(c CallSpec) string {
@@ -116,65 +151,120 @@ func callName(c CallSpec) string {
 	return "call " + c.Tool
 }
 
-func (r *Runner) runPage(ctx context.Context, out io.Writer, spec *Spec, ps PageSpec, url string) Suite {
+// waitFor lists the tools a page must have: its tools and those its calls
+// call, less those that must be absent.
+func waitFor(ps PageSpec) []string {
+	absent := make(map[string]bool)
+	for _, a := range ps.Absent {
+		absent[a] = true
+	}
+	seen := make(map[string]bool)
+	var out []string
+	for _, n := range ps.Tools {
+		if !seen[n] && !absent[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, c := range ps.Calls {
+		if !seen[c.Tool] && !absent[c.Tool] {
+			seen[c.Tool] = true
+			out = append(out, c.Tool)
+		}
+	}
+	return out
+}
+
+func (r *Runner) runPage(ctx context.Context, out io.Writer, spec *Spec, i int, url string) Suite {
+	ps := spec.Pages[i]
+	where := fmt.Sprintf("pages[%d]", i)
 	start := time.Now()
-	suite := Suite{Name: ps.Name, URL: url}
+	suite := Suite{Name: ps.Name, URL: url, Pos: spec.Pos(where)}
 	if suite.Name == "" {
 		suite.Name = ps.URL
 	}
 	fmt.Fprintf(out, "page %s (%s)\n", suite.Name, url)
 	report := func(c Case) {
 		suite.Cases = append(suite.Cases, c)
-		switch {
-		case c.Failure != "":
-			fmt.Fprintf(out, "  FAIL  %s: %s\n", c.Name, c.Failure)
-		case c.Note != "":
-			fmt.Fprintf(out, "  ok    %s: %s\n", c.Name, c.Note)
-		case c.Took > 0:
-			fmt.Fprintf(out, "  ok    %s (%s)\n", c.Name, roundDuration(c.Took))
-		default:
-			fmt.Fprintf(out, "  ok    %s\n", c.Name)
-		}
-		if c.Detail != "" {
-			fmt.Fprintf(out, "%s\n", indent(c.Detail, "        "))
-		}
+		printCase(out, c)
 	}
-	failAll := func(why string) Suite {
-		for _, name := range pageCases(spec, ps) {
-			report(Case{Name: name, Failure: why})
+	// notLoaded reports the page's load as an error and skips its calls.
+	notLoaded := func(c Case) Suite {
+		c.Name, c.Pos = "load", suite.Pos
+		report(c)
+		for j, cs := range ps.Calls {
+			report(Case{Name: callName(cs), Skipped: "not run: the page did not load", Pos: spec.Pos(fmt.Sprintf("%s.calls[%d]", where, j))})
 		}
 		suite.Took = time.Since(start)
 		return suite
 	}
 	if ctx.Err() != nil {
-		return failAll(fmt.Sprintf("not run: %v", context.Cause(ctx)))
+		return notLoaded(Case{Error: fmt.Sprintf("not run: %v", context.Cause(ctx))})
 	}
-	page, err := r.Session.Open(ctx, url)
+	page, err := r.Session.Open(ctx, url, PageOptions{Setup: spec.Setup(i), WaitFor: waitFor(ps)})
 	if err != nil {
-		return failAll(err.Error())
+		c := Case{Error: err.Error(), Took: time.Since(start)}
+		if le, ok := err.(*LoadError); ok {
+			c.Detail = strings.Join(Explain(le.Diagnosis), "\n")
+		}
+		return notLoaded(c)
 	}
 	defer func() {
 		if err := page.Close(context.WithoutCancel(ctx)); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(out, "  (closing the page: %v)\n", err)
 		}
 	}()
-	fmt.Fprintf(out, "  %d tools after %s: %s\n", len(page.Names()), roundDuration(page.Took), strings.Join(page.Names(), ", "))
+	load := Case{Name: "load", Took: page.Took, Pos: suite.Pos,
+		Note: fmt.Sprintf("%s after %s: %s", plural(len(page.Names()), "tool"), roundDuration(page.Took), strings.Join(page.Names(), ", "))}
+	if !page.Settled {
+		load.Note += " (gave up waiting)"
+	}
+	report(load)
 
 	if len(ps.Tools) > 0 || len(ps.Absent) > 0 {
-		report(checkTools(page, ps))
+		c := checkTools(page, ps)
+		c.Pos = spec.Pos(where + ".tools")
+		report(c)
 	}
 	if mode := spec.lintMode(ps); mode != LintOff {
-		report(checkLint(page, mode))
+		for _, c := range lintCases(page, mode) {
+			c.Pos = suite.Pos
+			report(c)
+		}
 	}
-	for _, c := range ps.Calls {
+	for j, c := range ps.Calls {
+		pos := spec.Pos(fmt.Sprintf("%s.calls[%d]", where, j))
 		if ctx.Err() != nil {
-			report(Case{Name: callName(c), Failure: fmt.Sprintf("not run: %v", context.Cause(ctx))})
+			report(Case{Name: callName(c), Skipped: fmt.Sprintf("not run: %v", context.Cause(ctx)), Pos: pos})
 			continue
 		}
-		report(runCall(ctx, page, c))
+		cs := runCall(ctx, page, c)
+		cs.Pos = pos
+		report(cs)
 	}
 	suite.Took = time.Since(start)
 	return suite
+}
+
+// printCase writes a case's line (and its detail) as the run goes.
+func printCase(out io.Writer, c Case) {
+	switch {
+	case c.Error != "":
+		fmt.Fprintf(out, "  ERROR %s: %s\n", c.Name, c.Error)
+	case c.Failure != "":
+		fmt.Fprintf(out, "  FAIL  %s: %s\n", c.Name, c.Failure)
+	case c.Skipped != "":
+		fmt.Fprintf(out, "  skip  %s: %s\n", c.Name, c.Skipped)
+	case c.Note != "":
+		fmt.Fprintf(out, "  ok    %s: %s\n", c.Name, c.Note)
+	case c.Took > 0:
+		fmt.Fprintf(out, "  ok    %s (%s)\n", c.Name, roundDuration(c.Took))
+	default:
+		fmt.Fprintf(out, "  ok    %s\n", c.Name)
+	}
+	if c.Detail != "" {
+		fmt.Fprintf(out, "%s\n", indent(c.Detail, "        "))
+	}
 }
 
 func checkTools(p *Page, ps PageSpec) Case {
@@ -219,13 +309,40 @@ func checkTools(p *Page, ps PageSpec) Case {
 		}
 		c.Failure = strings.Join(problems, "; ")
 		c.Detail = "the page's tools: " + strings.Join(names, ", ")
+		if len(p.Names()) == 0 {
+			if why := Explain(p.Diagnosis); len(why) > 0 {
+				c.Detail += "\n" + strings.Join(why, "\n")
+			}
+		}
 	}
 	return c
 }
 
-func checkLint(p *Page, mode LintMode) Case {
-	c := Case{Name: "lint"}
+// lintCases lints a page: a "lint" case for the findings about the whole
+// page (when there are any), then a "tool NAME" case per tool.
+func lintCases(p *Page, mode LintMode) []Case {
 	findings := LintPage(p)
+	byTool := make(map[string][]Finding)
+	for _, f := range findings {
+		byTool[f.Tool] = append(byTool[f.Tool], f)
+	}
+	var out []Case
+	if fs := byTool[""]; len(fs) > 0 {
+		out = append(out, lintCase("lint", fs, mode))
+	}
+	seen := make(map[string]bool)
+	for _, t := range p.Tools {
+		if seen[t.Name] || t.Name == "*" {
+			continue
+		}
+		seen[t.Name] = true
+		out = append(out, lintCase("tool "+t.Name, byTool[t.Name], mode))
+	}
+	return out
+}
+
+func lintCase(name string, findings []Finding, mode LintMode) Case {
+	c := Case{Name: name, Findings: findings}
 	if len(findings) == 0 {
 		return c
 	}
@@ -248,8 +365,31 @@ func checkLint(p *Page, mode LintMode) Case {
 	return c
 }
 
-// roundDuration rounds d for people: to the millisecond, or to the
-// microsecond under a millisecond.
+func runCall(ctx context.Context, p *Page, cs CallSpec) Case {
+	start := time.Now()
+	c := Case{Name: callName(cs)}
+	if cs.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(cs.Timeout))
+		defer cancel()
+	}
+	res, err := p.Call(ctx, cs.Tool, cs.Args)
+	c.Took = time.Since(start)
+	if err != nil {
+		if cs.Timeout > 0 && ctx.Err() != nil {
+			err = fmt.Errorf("no result within its timeout of %s: %w", time.Duration(cs.Timeout), err)
+		}
+		c.Failure = err.Error()
+		return c
+	}
+	c.Failure = CheckResult(res, cs.Expect)
+	if c.Failure != "" {
+		b, _ := json.Marshal(res)
+		c.Detail = "result: " + cut(string(b), 2000)
+	}
+	return c
+}
+
 func roundDuration(d time.Duration) time.Duration {
 	if d < time.Millisecond {
 		return d.Round(time.Microsecond)
@@ -271,121 +411,6 @@ func FormatFinding(f Finding) string {
 		tool = "(page)"
 	}
 	return fmt.Sprintf("%-7s %s: %s: %s", f.Severity, tool, f.Rule, f.Message)
-}
-
-func runCall(ctx context.Context, p *Page, cs CallSpec) Case {
-	start := time.Now()
-	c := Case{Name: callName(cs)}
-	res, err := p.Call(ctx, cs.Tool, cs.Args)
-	c.Took = time.Since(start)
-	if err != nil {
-		c.Failure = err.Error()
-		return c
-	}
-	c.Failure = CheckResult(res, cs.Expect)
-	if c.Failure != "" {
-		b, _ := json.Marshal(res)
-		c.Detail = "result: " + cut(string(b), 2000)
-	}
-	return c
-}
-
-// CheckResult compares a result with what was expected and says what
-// differs, or returns "".
-func CheckResult(res *mcp.CallToolResult, want Expect) string {
-	text := ResultText(res)
-	wantErr := want.IsError != nil && *want.IsError
-	var problems []string
-	if res.IsError != wantErr {
-		if res.IsError {
-			problems = append(problems, fmt.Sprintf("the call failed: %s", cut(text, 300)))
-		} else {
-			problems = append(problems, "the call succeeded, but isError: true was expected")
-		}
-	}
-	if want.Text != nil && text != *want.Text {
-		problems = append(problems, fmt.Sprintf("text is %q, want %q", cut(text, 300), cut(*want.Text, 300)))
-	}
-	for _, s := range want.Contains {
-		if !strings.Contains(text, s) {
-			problems = append(problems, fmt.Sprintf("text lacks %q", s))
-		}
-	}
-	if len(want.Structured) > 0 {
-		var w any
-		json.Unmarshal(want.Structured, &w) // checked when the spec was read
-		if res.StructuredContent == nil {
-			problems = append(problems, "the result has no structuredContent")
-		} else {
-			var got any
-			b, err := json.Marshal(res.StructuredContent)
-			if err == nil {
-				err = json.Unmarshal(b, &got)
-			}
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("reading structuredContent: %v", err))
-			} else if d := Subset(w, got, "structuredContent"); d != "" {
-				problems = append(problems, d)
-			}
-		}
-	}
-	return strings.Join(problems, "; ")
-}
-
-// ResultText joins the text content of a result with newlines.
-func ResultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
-// Subset says where got differs from want, with want a JSON subset of got
-// (both as encoding/json decodes into any), or returns "" when it is one.
-func Subset(want, got any, path string) string {
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return fmt.Sprintf("%s is %s, want an object", path, jsonText(got))
-		}
-		keys := make([]string, 0, len(w))
-		for k := range w {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			gv, ok := g[k]
-			if !ok {
-				return fmt.Sprintf("%s has no %q", path, k)
-			}
-			if d := Subset(w[k], gv, path+"."+k); d != "" {
-				return d
-			}
-		}
-		return ""
-	case []any:
-		g, ok := got.([]any)
-		if !ok {
-			return fmt.Sprintf("%s is %s, want an array", path, jsonText(got))
-		}
-		if len(g) != len(w) {
-			return fmt.Sprintf("%s has %d elements, want %d", path, len(g), len(w))
-		}
-		for i := range w {
-			if d := Subset(w[i], g[i], fmt.Sprintf("%s[%d]", path, i)); d != "" {
-				return d
-			}
-		}
-		return ""
-	}
-	if !reflect.DeepEqual(want, got) {
-		return fmt.Sprintf("%s is %s, want %s", path, cut(jsonText(got), 200), cut(jsonText(want), 200))
-	}
-	return ""
 }
 
 func cut(s string, n int) string {

@@ -6,153 +6,24 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
-	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
-// fakePage is what a fake site serves at a URL.
-type fakePage struct {
-	tools   []core.Tool
-	refused []core.Refusal // handed to the hub as package cdp hands them
-	late    []core.Tool
-	results map[string]core.Result
-	loadErr error
-}
-
-// fakeSite is a browser and its tabs: Open reports the page's tools into
-// the hub a moment later, as a real browser does; Invoke answers calls.
-type fakeSite struct {
-	h      *hub.Hub
-	logger *slog.Logger
-	pages  map[string]*fakePage
-
-	mu     sync.Mutex
-	n      int
-	open   map[string]*fakePage // by tab
-	closed []string
-	calls  []string
-}
-
-func newFakeSite(t *testing.T, pages map[string]*fakePage) (*fakeSite, *Session) {
-	t.Helper()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f := &fakeSite{logger: logger, pages: pages, open: map[string]*fakePage{}}
-	f.h = hub.New(f, hub.Options{Logger: logger})
-	// The quiet period is long next to the fake page's 10 ms between its
-	// tools and its late tool, so that a loaded machine (CI runs the
-	// packages in parallel) cannot make the page look settled between them.
-	return f, &Session{Hub: f.h, Tabs: f, Settle: 200 * time.Millisecond, SettleTimeout: 2 * time.Second}
-}
-
-func (f *fakeSite) Open(_ context.Context, u string) (string, error) {
-	f.mu.Lock()
-	f.n++
-	id := fmt.Sprintf("T%d", f.n)
-	p := f.pages[u]
-	if p != nil {
-		f.open[id] = p
-	}
-	f.mu.Unlock()
-	if p == nil {
-		return id, errors.New("net::ERR_CONNECTION_REFUSED")
-	}
-	if p.loadErr != nil {
-		return id, p.loadErr
-	}
-	pu, _ := url.Parse(u)
-	origin := pu.Scheme + "://" + pu.Host
-	doc := core.Source{Key: id + "/doc", Tab: id, Frame: "F" + id, Origin: origin, URL: u, Backend: "polyfill"}
-	go func() {
-		time.Sleep(5 * time.Millisecond)
-		f.h.TabOpened(id, u, "")
-		f.h.Update(doc, p.tools, p.refused)
-		if len(p.late) > 0 {
-			time.Sleep(10 * time.Millisecond)
-			f.h.Update(doc, append(append([]core.Tool(nil), p.tools...), p.late...), nil)
-		}
-	}()
-	return id, nil
-}
-
-func (f *fakeSite) CloseTab(_ context.Context, id string) error {
-	f.mu.Lock()
-	f.closed = append(f.closed, id)
-	delete(f.open, id)
-	f.mu.Unlock()
-	f.h.TabClosed(id)
-	return nil
-}
-
-func (f *fakeSite) Invoke(_ context.Context, docKey, tool string, input json.RawMessage) (core.Result, error) {
-	tab, _, _ := strings.Cut(docKey, "/")
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = append(f.calls, tool+" "+string(input))
-	p := f.open[tab]
-	if p == nil {
-		return core.Result{}, errors.New("the page navigated away")
-	}
-	if r, ok := p.results[tool]; ok {
-		return r, nil
-	}
-	return core.Result{Kind: "json", Value: string(input)}, nil
-}
-
-func obj(props string) json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{` + props + `}}`)
-}
-
-// notesSite serves a notes page with four tools, a page with a refused
-// tool and a bad one, and a page without tools.
-func notesSite() map[string]*fakePage {
-	return map[string]*fakePage{
-		"http://site.test/notes": {
-			tools: []core.Tool{
-				{Name: "add", Description: "Add two numbers.", InputSchema: obj(`"a":{"type":"number"},"b":{"type":"number"}`), Annotations: map[string]any{"readOnlyHint": true}},
-				{Name: "echo", Title: "Echo", Description: "Echo the text."},
-				{Name: "fail", Description: "Fail."},
-				{Name: "stats", Description: "Counts."},
-			},
-			late: []core.Tool{{Name: "late", Description: "Registered a moment later."}},
-			results: map[string]core.Result{
-				"add":   {Kind: "json", Value: `{"sum":5}`},
-				"echo":  {Kind: "string", Value: "hello"},
-				"fail":  {Err: "fail tool failed on purpose"},
-				"stats": {Kind: "json", Value: `{"notes":2,"tags":["a","b"],"owner":{"name":"ci","admin":false}}`},
-			},
-		},
-		"http://site.test/bad": {
-			tools: []core.Tool{{Name: "dotted.name", Description: "Has a dot."}, {Name: "ok", Description: "Fine."}},
-			refused: []core.Refusal{
-				{Reason: core.ReasonSize, Tool: "huge", Detail: "its description is 20000 characters, over the limit of 16384"},
-				{Reason: core.ReasonSize, Tool: "huge", Detail: "its description is 20000 characters, over the limit of 16384"}, // handed over twice: listed once
-			},
-		},
-		"http://site.test/empty": {},
-		"http://site.test/warn":  {tools: []core.Tool{{Name: "w", Description: "You must call me first."}}},
-	}
-}
-
 func TestSessionOpen(t *testing.T) {
 	site, s := newFakeSite(t, notesSite())
 	ctx := context.Background()
 
-	p, err := s.Open(ctx, "http://site.test/notes")
+	p, err := s.Open(ctx, "http://site.test/notes", PageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +35,7 @@ func TestSessionOpen(t *testing.T) {
 	}
 	add, _ := p.Tool("add")
 	wantAdd := Tool{Name: "add", Routed: "site_test_add", Description: "Add two numbers.", InputSchema: obj(`"a":{"type":"number"},"b":{"type":"number"}`),
-		Annotations: map[string]any{"readOnlyHint": true}, URL: "http://site.test/notes"}
+		Annotations: map[string]any{"readOnlyHint": true}, URL: "http://site.test/notes", Frame: "FT1"}
 	if !reflect.DeepEqual(add, wantAdd) {
 		t.Errorf("add is\n%+v, want\n%+v", add, wantAdd)
 	}
@@ -185,7 +56,7 @@ func TestSessionOpen(t *testing.T) {
 
 	// A second page of the same site, opened while the first is open, is
 	// reached through its own tab's names.
-	p2, err := s.Open(ctx, "http://site.test/notes")
+	p2, err := s.Open(ctx, "http://site.test/notes", PageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,10 +88,10 @@ func TestSessionOpen(t *testing.T) {
 
 func TestSessionOpenRefusedAndEmpty(t *testing.T) {
 	site, s := newFakeSite(t, notesSite())
-	s.SettleTimeout = 300 * time.Millisecond
+	s.Timeout = 300 * time.Millisecond
 	ctx := context.Background()
 
-	p, err := s.Open(ctx, "http://site.test/bad")
+	p, err := s.Open(ctx, "http://site.test/bad", PageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,16 +108,16 @@ func TestSessionOpenRefusedAndEmpty(t *testing.T) {
 	p.Close(ctx)
 
 	start := time.Now()
-	p, err = s.Open(ctx, "http://site.test/empty")
+	p, err = s.Open(ctx, "http://site.test/empty", PageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Settled || len(p.Tools) != 0 || time.Since(start) < s.SettleTimeout {
+	if p.Settled || len(p.Tools) != 0 || time.Since(start) < s.Timeout {
 		t.Errorf("an empty page: settled %v, tools %v after %s", p.Settled, p.Tools, time.Since(start))
 	}
 	p.Close(ctx)
 
-	if _, err := s.Open(ctx, "http://site.test/down"); err == nil || !strings.Contains(err.Error(), "loading http://site.test/down: net::ERR_CONNECTION_REFUSED") {
+	if _, err := s.Open(ctx, "http://site.test/down", PageOptions{}); err == nil || !strings.Contains(err.Error(), "loading http://site.test/down: net::ERR_CONNECTION_REFUSED") {
 		t.Errorf("a page that does not load: %v", err)
 	}
 	site.mu.Lock()
@@ -258,7 +129,7 @@ func TestSessionOpenRefusedAndEmpty(t *testing.T) {
 
 	cctx, cancel := context.WithCancelCause(ctx)
 	cancel(errors.New("lost the browser"))
-	if _, err := s.Open(cctx, "http://site.test/empty"); err == nil || !strings.Contains(err.Error(), "lost the browser") {
+	if _, err := s.Open(cctx, "http://site.test/empty", PageOptions{}); err == nil || !strings.Contains(err.Error(), "lost the browser") {
 		t.Errorf("Open after the context ended: %v", err)
 	}
 }
@@ -286,95 +157,32 @@ func TestTabTools(t *testing.T) {
 	}
 }
 
-func TestSubset(t *testing.T) {
-	got := map[string]any{"n": 2.0, "s": "x", "ok": true, "nil": nil, "list": []any{1.0, map[string]any{"a": 1.0, "b": 2.0}}, "obj": map[string]any{"k": "v", "extra": 1.0}}
-	tests := []struct {
-		want string
-		diff string // "" when want is a subset
-	}{
-		{`{}`, ""},
-		{`{"n":2,"s":"x","ok":true,"nil":null}`, ""},
-		{`{"obj":{"k":"v"}}`, ""},
-		{`{"list":[1,{"b":2}]}`, ""},
-		{`{"n":3}`, "structuredContent.n is 2, want 3"},
-		{`{"missing":1}`, `structuredContent has no "missing"`},
-		{`{"s":1}`, `structuredContent.s is "x", want 1`},
-		{`{"obj":{"k":"w"}}`, `structuredContent.obj.k is "v", want "w"`},
-		{`{"obj":[1]}`, `structuredContent.obj is {"extra":1,"k":"v"}, want an array`},
-		{`{"n":{"a":1}}`, "structuredContent.n is 2, want an object"},
-		{`{"list":[1]}`, "structuredContent.list has 2 elements, want 1"},
-		{`{"list":[1,{"a":2}]}`, "structuredContent.list[1].a is 1, want 2"},
-		{`{"nil":0}`, "structuredContent.nil is null, want 0"},
-	}
-	for _, tt := range tests {
-		var w any
-		if err := json.Unmarshal([]byte(tt.want), &w); err != nil {
-			t.Fatal(err)
-		}
-		d := Subset(w, got, "structuredContent")
-		if tt.diff == "" && d != "" || tt.diff != "" && !strings.HasPrefix(d, tt.diff) {
-			t.Errorf("Subset(%s) = %q, want %q", tt.want, d, tt.diff)
-		}
-	}
-}
-
-func TestCheckResult(t *testing.T) {
-	text := func(s string) *mcp.CallToolResult {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
-	}
-	withSC := text(`{"sum":5}`)
-	withSC.StructuredContent = map[string]any{"sum": 5}
-	failed := text("boom")
-	failed.IsError = true
-	str := func(s string) *string { return &s }
-	yes, no := true, false
-	tests := []struct {
-		name string
-		res  *mcp.CallToolResult
-		want Expect
-		diff string
-	}{
-		{"nothing expected", text("x"), Expect{}, ""},
-		{"exact text", text("hello"), Expect{Text: str("hello")}, ""},
-		{"wrong text", text("hello"), Expect{Text: str("bye")}, `text is "hello", want "bye"`},
-		{"contains", text("one two"), Expect{Contains: Strings{"one", "two"}}, ""},
-		{"lacks", text("one two"), Expect{Contains: Strings{"one", "three"}}, `text lacks "three"`},
-		{"unexpected error", failed, Expect{}, "the call failed: boom"},
-		{"expected error", failed, Expect{IsError: &yes, Contains: Strings{"boom"}}, ""},
-		{"isError false given", text("x"), Expect{IsError: &no}, ""},
-		{"expected error, got success", text("x"), Expect{IsError: &yes}, "the call succeeded, but isError: true was expected"},
-		{"structured", withSC, Expect{Structured: json.RawMessage(`{"sum":5}`)}, ""},
-		{"structured differs", withSC, Expect{Structured: json.RawMessage(`{"sum":6}`)}, "structuredContent.sum is 5, want 6"},
-		{"no structured", text("5"), Expect{Structured: json.RawMessage(`{"sum":5}`)}, "the result has no structuredContent"},
-		{"several problems", failed, Expect{Text: str("ok")}, `the call failed: boom; text is "boom", want "ok"`},
-	}
-	for _, tt := range tests {
-		if got := CheckResult(tt.res, tt.want); got != tt.diff {
-			t.Errorf("%s: %q, want %q", tt.name, got, tt.diff)
-		}
-	}
-}
-
-// TestRun runs a spec with passing and failing cases of every kind against
-// the fake site, and checks the printout and the JUnit XML.
+// TestRun runs a spec with passing, failing, errored and skipped cases of
+// every kind against the fake site, and checks the printout, the JUnit XML
+// and the other reports.
 func TestRun(t *testing.T) {
 	spec, err := ParseSpec([]byte(`
 base: http://site.test/
+headers: {Authorization: Bearer t0ken}
 pages:
   - name: notes
     url: notes
     tools: [add, echo, fail, stats, late]
+    viewport: {width: 800, height: 600}
+    headers: {X-Test: "1"}
+    cookies: [{name: session, value: abc}]
     calls:
       - tool: add
         args: {a: 2, b: 3}
-        expect: {text: '{"sum":5}', structured: {sum: 5}}
+        expect: {text: '{"sum":5}', structured: {sum: 5}, json: {$.sum: 5}}
       - name: echo says hello
         tool: echo
-        expect: {text: hello}
+        expect: {text: hello, matches: '^h.l+o$'}
       - tool: fail
         expect: {isError: true, contains: on purpose}
       - name: wrong expectation
         tool: stats
+        timeout: 5s
         expect: {structured: {owner: {name: someone}}}
       - name: missing tool
         tool: nope
@@ -395,13 +203,13 @@ pages:
     tools: [x]
     calls:
       - tool: x
-  - name: warn
-    url: warn
-    tools: [w]
+  - name: gone
+    url: gone
+    tools: [x]
   - name: strict
     url: warn
     lint: warnings
-`), false)
+`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,58 +217,75 @@ pages:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, s := newFakeSite(t, notesSite())
+	pages := notesSite()
+	pages["http://site.test/gone"] = &fakePage{status: 404}
+	site, s := newFakeSite(t, pages)
 	var out bytes.Buffer
 	rep := (&Runner{Session: s, Out: &out}).Run(context.Background(), "spec.yaml", spec, urls)
-	passed, failed := rep.Counts()
 	printed := out.String()
 	t.Logf("printed:\n%s", printed)
 
-	type result struct{ suite, name, failure string }
+	type result struct{ suite, name, status, why string }
 	var got []result
 	for _, su := range rep.Suites {
 		for _, c := range su.Cases {
-			got = append(got, result{su.Name, c.Name, c.Failure})
+			got = append(got, result{su.Name, c.Name, c.Status(), c.Failure + c.Error + c.Skipped})
 		}
 	}
-	want := []struct{ suite, name, failure string }{
-		{"notes", "tools", ""},
-		{"notes", "lint", ""},
-		{"notes", "call add", ""},
-		{"notes", "echo says hello", ""},
-		{"notes", "call fail", ""},
-		{"notes", "wrong expectation", `structuredContent.owner.name is "ci", want "someone"`},
-		{"notes", "missing tool", `the page has no tool "nope"; it has add, echo, fail, late, stats`},
-		{"exact", "tools", "unexpected echo (exactTools); unexpected fail (exactTools); unexpected late (exactTools); unexpected stats (exactTools)"},
-		{"bad", "tools", "missing huge (webmcp-cdp refused it: its description is 20000 characters, over the limit of 16384)"},
-		{"bad", "lint", "2 errors, 0 warnings"},
-		{"lenient", "tools", "unexpected dotted.name (listed in absent)"},
-		{"down", "tools", "loading http://site.test/down: net::ERR_CONNECTION_REFUSED"},
-		{"down", "lint", "loading http://site.test/down: net::ERR_CONNECTION_REFUSED"},
-		{"down", "call x", "loading http://site.test/down: net::ERR_CONNECTION_REFUSED"},
-		{"warn", "tools", ""},
-		{"warn", "lint", ""},
-		{"strict", "lint", "0 errors, 1 warning"},
+	want := []result{
+		{"notes", "load", "passed", ""},
+		{"notes", "tools", "passed", ""},
+		{"notes", "tool add", "passed", ""},
+		{"notes", "tool echo", "passed", ""},
+		{"notes", "tool fail", "passed", ""},
+		{"notes", "tool late", "passed", ""},
+		{"notes", "tool stats", "passed", ""},
+		{"notes", "call add", "passed", ""},
+		{"notes", "echo says hello", "passed", ""},
+		{"notes", "call fail", "passed", ""},
+		{"notes", "wrong expectation", "failed", `structuredContent.owner.name is "ci", want "someone"`},
+		{"notes", "missing tool", "failed", `the page has no tool "nope"; it has add, echo, fail, late, stats`},
+		{"exact", "load", "passed", ""},
+		{"exact", "tools", "failed", "unexpected echo (exactTools); unexpected fail (exactTools); unexpected late (exactTools); unexpected stats (exactTools)"},
+		{"bad", "load", "passed", ""},
+		{"bad", "tools", "failed", "missing huge (webmcp-cdp refused it: its description is 20000 characters, over the limit of 16384)"},
+		{"bad", "tool dotted.name", "failed", "1 error, 0 warnings"},
+		{"bad", "tool huge", "failed", "1 error, 0 warnings"},
+		{"bad", "tool ok", "passed", ""},
+		{"lenient", "load", "passed", ""},
+		{"lenient", "tools", "failed", "unexpected dotted.name (listed in absent)"},
+		{"down", "load", "error", "loading http://site.test/down: net::ERR_CONNECTION_REFUSED"},
+		{"down", "call x", "skipped", "not run: the page did not load"},
+		{"gone", "load", "error", "loading http://site.test/gone: HTTP 404 Not Found"},
+		{"strict", "load", "passed", ""},
+		{"strict", "tool w", "failed", "0 errors, 1 warning"},
 	}
-	if len(got) != len(want) {
-		t.Fatalf("cases %v, want %v", got, want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("cases:\n%v\nwant\n%v", got, want)
 	}
-	for i := range want {
-		if got[i] != result(want[i]) {
-			t.Errorf("case %d: %+v, want %+v", i, got[i], want[i])
-		}
-	}
-	if passed != 7 || failed != 10 {
-		t.Errorf("counts %d passed, %d failed", passed, failed)
+	wantCounts := Counts{Passed: 15, Failed: 8, Errors: 2, Skipped: 1}
+	if n := rep.Counts(); n != wantCounts {
+		t.Errorf("counts %+v, want %+v", n, wantCounts)
 	}
 	lines := strings.Split(strings.TrimSpace(printed), "\n")
-	if last := lines[len(lines)-1]; last != "7 passed, 10 failed" {
+	if last := lines[len(lines)-1]; last != "15 passed, 8 failed, 2 errors, 1 skipped" {
 		t.Errorf("last line %q", last)
 	}
-	for _, s := range []string{"page notes (http://site.test/notes)", "  ok    call add (", "  FAIL  wrong expectation: ", `result: {"content":[{"type":"text"`, "name-rejected", "refused", "  ok    lint: 1 warning\n        warning w: instruction-like: "} {
+	for _, s := range []string{"page notes (http://site.test/notes)", "  ok    call add (", "  FAIL  wrong expectation: ", `result: {"content":[{"type":"text"`,
+		"name-rejected", "refused", "  ok    tool fail: 1 warning\n        warning fail: one-word-description: ",
+		"  ERROR load: loading http://site.test/gone: HTTP 404 Not Found\n        the page answered HTTP 404 Not Found (http://site.test/gone)\n        uncaught exception",
+		"uncaught exception at http://site.test/app.js:3:7: Uncaught Error: boom", "  skip  call x: not run: the page did not load"} {
 		if !strings.Contains(printed, s) {
 			t.Errorf("the printout lacks %q", s)
 		}
+	}
+	// The page's setup reached the browser: spec headers merged with the
+	// page's, its viewport and cookies.
+	site.mu.Lock()
+	first := site.setups[0]
+	site.mu.Unlock()
+	if first.Viewport == nil || first.Viewport.Width != 800 || first.Headers["Authorization"] != "Bearer t0ken" || first.Headers["X-Test"] != "1" || len(first.Cookies) != 1 || first.Cookies[0].Value != "abc" {
+		t.Errorf("the first page's setup: %+v", first)
 	}
 
 	var buf bytes.Buffer
@@ -471,6 +296,8 @@ pages:
 		XMLName  xml.Name `xml:"testsuites"`
 		Tests    int      `xml:"tests,attr"`
 		Failures int      `xml:"failures,attr"`
+		Errors   int      `xml:"errors,attr"`
+		Skipped  int      `xml:"skipped,attr"`
 		Suites   []struct {
 			Name     string `xml:"name,attr"`
 			Tests    int    `xml:"tests,attr"`
@@ -487,35 +314,84 @@ pages:
 					Message string `xml:"message,attr"`
 					Text    string `xml:",chardata"`
 				} `xml:"failure"`
-				SystemOut string `xml:"system-out"`
+				Error *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"error"`
+				Skipped   *struct{} `xml:"skipped"`
+				SystemOut string    `xml:"system-out"`
 			} `xml:"testcase"`
 		} `xml:"testsuite"`
 	}
 	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatalf("the JUnit XML does not parse: %v\n%s", err, buf.String())
 	}
-	if doc.Tests != 17 || doc.Failures != 10 || len(doc.Suites) != 7 {
-		t.Errorf("testsuites: tests %d, failures %d, suites %d", doc.Tests, doc.Failures, len(doc.Suites))
+	if doc.Tests != 26 || doc.Failures != 8 || doc.Errors != 2 || doc.Skipped != 1 || len(doc.Suites) != 7 {
+		t.Errorf("testsuites: tests %d, failures %d, errors %d, skipped %d, suites %d", doc.Tests, doc.Failures, doc.Errors, doc.Skipped, len(doc.Suites))
 	}
 	notes := doc.Suites[0]
-	if notes.Name != "notes" || notes.Tests != 7 || notes.Failures != 2 || notes.Props[0].Value != "http://site.test/notes" {
+	if notes.Name != "notes" || notes.Tests != 12 || notes.Failures != 2 || notes.Props[0].Value != "http://site.test/notes" {
 		t.Errorf("the notes suite: %+v", notes)
 	}
-	c := notes.Cases[5]
+	c := notes.Cases[10]
 	if c.Name != "wrong expectation" || c.Classname != "notes" || c.Failure == nil || !strings.Contains(c.Failure.Text, "result:") {
 		t.Errorf("a failed case: %+v", c)
 	}
-	if notes.Cases[0].Failure != nil {
-		t.Errorf("a passed case has a failure: %+v", notes.Cases[0])
+	if tool := notes.Cases[4]; tool.Failure != nil || !strings.Contains(tool.SystemOut, "one-word-description") {
+		t.Errorf("a lint case that passed with a warning: %+v", tool)
 	}
-	if lint := doc.Suites[5].Cases[1]; lint.Failure != nil || !strings.Contains(lint.SystemOut, "instruction-like") {
-		t.Errorf("a lint case that passed with a warning: %+v", lint)
+	down := doc.Suites[4]
+	if down.Cases[0].Error == nil || down.Cases[1].Skipped == nil || down.Cases[1].Failure != nil {
+		t.Errorf("the page that did not load: %+v", down)
+	}
+
+	// JSON, annotations and the Markdown summary say the same.
+	buf.Reset()
+	if err := rep.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var js struct {
+		Counts Counts `json:"counts"`
+		Suites []struct {
+			Cases []struct {
+				Name   string `json:"name"`
+				Status string `json:"status"`
+				Line   int    `json:"line"`
+			} `json:"cases"`
+		} `json:"suites"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &js); err != nil || js.Counts != wantCounts || js.Suites[0].Cases[10].Status != "failed" || js.Suites[0].Cases[10].Line != 20 {
+		t.Errorf("JSON: %v %+v\n%s", err, js, buf.String())
+	}
+	buf.Reset()
+	if err := rep.WriteAnnotations(&buf, "spec.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	ann := buf.String()
+	for _, s := range []string{
+		"::error file=spec.yaml,line=20,col=9,title=notes%3A wrong expectation::structuredContent.owner.name",
+		"::error file=spec.yaml,line=43,col=5,title=gone%3A load::loading http://site.test/gone: HTTP 404 Not Found%0A",
+		"::warning file=spec.yaml,line=5,col=5,title=notes%3A tool fail::1 warning%0Awarning fail: one-word-description",
+	} {
+		if !strings.Contains(ann, s) {
+			t.Errorf("annotations lack %q:\n%s", s, ann)
+		}
+	}
+	if n := strings.Count(ann, "::error "); n != 10 {
+		t.Errorf("%d ::error lines, want 10 (8 failed, 2 errors)", n)
+	}
+	buf.Reset()
+	if err := rep.WriteSummary(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if sum := buf.String(); !strings.Contains(sum, "### ❌ WebMCP tools: spec.yaml") || !strings.Contains(sum, "| gone | load | 💥 error: loading http://site.test/gone: HTTP 404 Not Found |") {
+		t.Errorf("summary:\n%s", sum)
 	}
 }
 
-// TestRunInterrupted: when the context ends, the cases left fail with why.
+// TestRunInterrupted: when the context ends, the pages left are errors
+// and their calls are skipped.
 func TestRunInterrupted(t *testing.T) {
-	spec, err := ParseSpec([]byte("pages:\n  - url: http://site.test/notes\n    tools: [add]\n    calls: [{tool: add}]\n"), false)
+	spec, err := ParseSpec([]byte("pages:\n  - url: http://site.test/notes\n    tools: [add]\n    calls: [{tool: add}]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -523,10 +399,9 @@ func TestRunInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errors.New("lost the browser: it crashed"))
 	rep := (&Runner{Session: s}).Run(ctx, "spec", spec, []string{"http://site.test/notes"})
-	for _, c := range rep.Suites[0].Cases {
-		if c.Failure != "not run: lost the browser: it crashed" {
-			t.Errorf("case %s: %q", c.Name, c.Failure)
-		}
+	cases := rep.Suites[0].Cases
+	if len(cases) != 2 || cases[0].Error != "not run: lost the browser: it crashed" || cases[1].Skipped != "not run: the page did not load" {
+		t.Errorf("cases %+v", cases)
 	}
 }
 

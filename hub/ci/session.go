@@ -36,6 +36,8 @@ type Tool struct {
 	// URL is the document that registered the tool (a frame's, for a tool of
 	// an iframe).
 	URL string `json:"url,omitempty"`
+	// Frame is the browser's id of that document's frame.
+	Frame string `json:"frame,omitempty"`
 	// Refused says why webmcp-cdp did not serve the tool; empty when it did.
 	Refused string `json:"refused,omitempty"`
 	// Reason is the code of the refusal (see core.Reason); empty for a
@@ -43,13 +45,22 @@ type Tool struct {
 	Reason core.Reason `json:"reason,omitempty"`
 }
 
-// Tabs opens and closes browser tabs; cmd/webmcp-cdp adapts *cdp.Browser.
+// Tabs opens and closes browser tabs and tells how their pages loaded;
+// cmd/webmcp-cdp adapts *cdp.Browser.
 type Tabs interface {
-	// Open opens url in a new tab and returns the tab's id. When it fails
-	// after the tab opened, it returns the tab's id with the error.
-	Open(ctx context.Context, url string) (string, error)
+	// Open applies setup to a new tab, loads url in it, and returns the
+	// tab's id. When the page could not load, it returns the tab's id with
+	// the error (PageLoad then says why).
+	Open(ctx context.Context, url string, setup core.PageSetup) (string, error)
 	// CloseTab closes a tab.
 	CloseTab(ctx context.Context, tab string) error
+	// PageLoad returns how the tab's main document loaded so far and a
+	// channel closed at its next change; ok is false when the browser does
+	// not follow the tab's load (the page then counts as loaded).
+	PageLoad(tab string) (load core.PageLoad, changed <-chan struct{}, ok bool)
+	// Diagnose returns what the tab's page did: its load, its errors,
+	// whether it has a WebMCP API, its declarative tools.
+	Diagnose(ctx context.Context, tab string) (core.PageDiagnosis, error)
 }
 
 // CallFunc calls a routed tool as an MCP client would.
@@ -67,11 +78,20 @@ type Session struct {
 	// commands set it to an MCP client on the server, so that a call takes
 	// the same path as a real client's.
 	Call CallFunc
-	// Settle is how long a page's tools must stay the same to count as
-	// settled (default 300 ms).
+	// Settle is how long a page's tools must stay the same, after its load
+	// event, to count as settled (default 500 ms).
 	Settle time.Duration
-	// SettleTimeout bounds the wait for a page's tools (default 10 s).
-	SettleTimeout time.Duration
+	// Timeout bounds the wait for a page's tools (default 10 s).
+	Timeout time.Duration
+}
+
+// PageOptions say how to open a page.
+type PageOptions struct {
+	// Setup is set on the tab before the page loads.
+	Setup core.PageSetup
+	// WaitFor are tools (the page's own names) to wait for: the page is
+	// not settled until it serves them all, within the timeout.
+	WaitFor []string
 }
 
 // Page is a page opened by a Session, with its tools as they settled.
@@ -80,11 +100,17 @@ type Page struct {
 	URL string
 	// Tools are the page's tools, served and refused, sorted by name.
 	Tools []Tool
-	// Settled is false when the wait ended at SettleTimeout: the page
-	// registered no tools, or its tools kept changing.
+	// Settled is false when the wait ended at the timeout: the page
+	// registered no tools, its tools kept changing, a tool waited for did
+	// not come, or it never fired its load event.
 	Settled bool
+	// Missing are the tools waited for that the page did not serve.
+	Missing []string
 	// Took is how long the page took to settle.
 	Took time.Duration
+	// Diagnosis is what the page did while it loaded (its errors, whether
+	// it has a WebMCP API); it is read once the tools settled.
+	Diagnosis core.PageDiagnosis
 
 	s   *Session
 	tab string
@@ -93,70 +119,140 @@ type Page struct {
 	reads int
 }
 
-// Open opens url in a new tab and waits for its tools to settle. It fails
-// when the page cannot be loaded (its tab is then closed) or ctx ends; a
-// page without tools is a Page without tools.
-func (s *Session) Open(ctx context.Context, url string) (*Page, error) {
-	settle, limit := s.Settle, s.SettleTimeout
+// LoadError is the error of a page that could not be loaded: a network
+// error, or an HTTP status of 400 or more for its main document.
+type LoadError struct {
+	// URL is the page's.
+	URL string
+	// Load says how it failed.
+	Load core.PageLoad
+	// Diagnosis is what the page did (an HTTP error page may log errors).
+	Diagnosis core.PageDiagnosis
+}
+
+func (e *LoadError) Error() string {
+	u := e.Load.URL
+	if u == "" {
+		u = e.URL
+	}
+	if e.Load.Status >= 400 {
+		return strings.TrimSpace(fmt.Sprintf("loading %s: HTTP %d %s", u, e.Load.Status, e.Load.StatusText))
+	}
+	return fmt.Sprintf("loading %s: %s", u, e.Load.Err)
+}
+
+// Open opens url in a new tab, waits for it to load and for its tools to
+// settle. A page that cannot be loaded is a *LoadError, returned as soon
+// as the browser knows (its tab is then closed); a page without tools is a
+// Page without tools. Other errors are for ctx ending or the browser.
+func (s *Session) Open(ctx context.Context, url string, opts PageOptions) (*Page, error) {
+	settle, limit := s.Settle, s.Timeout
 	if settle <= 0 {
-		settle = 300 * time.Millisecond
+		settle = 500 * time.Millisecond
 	}
 	if limit <= 0 {
 		limit = 10 * time.Second
 	}
 	_, mark := s.Hub.Refusals(0)
 	start := time.Now()
-	tab, err := s.Tabs.Open(ctx, url)
+	tab, err := s.Tabs.Open(ctx, url, opts.Setup)
 	if err != nil {
-		if tab != "" {
-			s.Tabs.CloseTab(context.WithoutCancel(ctx), tab)
+		if tab == "" {
+			return nil, fmt.Errorf("loading %s: %w", url, err)
 		}
-		return nil, fmt.Errorf("loading %s: %w", url, err)
+		load, _, _ := s.Tabs.PageLoad(tab)
+		if !load.Failed() {
+			load.Err = err.Error()
+		}
+		return nil, s.loadFailed(ctx, url, tab, load)
 	}
 	p := &Page{URL: url, s: s, tab: tab}
-	if err := p.settle(ctx, mark, settle, limit-time.Since(start)); err != nil {
+	failed, err := p.settle(ctx, mark, opts.WaitFor, settle, limit-time.Since(start))
+	if failed != nil {
+		return nil, s.loadFailed(ctx, url, tab, *failed)
+	}
+	if err != nil {
 		p.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("waiting for the tools of %s: %w", url, err)
 	}
 	p.Took = time.Since(start)
+	if d, err := s.Tabs.Diagnose(ctx, tab); err == nil {
+		p.Diagnosis = d
+	}
 	return p, nil
 }
 
-// settle waits until the hub knows the page's tab, the tab has tools
-// (served or refused), and they stayed the same for quiet; or until limit
-// passes, leaving Settled false. It reads the page's tools when the hub
-// signals a change and once more when a quiet period ends (which also
-// catches a change the hub does not signal, such as a refusal alone); the
-// quiet period restarts on every change of the page's tools. Its timers
-// only bound the wait. It returns the cause when ctx ends.
-func (p *Page) settle(ctx context.Context, mark uint64, quiet, limit time.Duration) error {
+// loadFailed closes the tab of a page that did not load and returns its
+// *LoadError.
+func (s *Session) loadFailed(ctx context.Context, url, tab string, load core.PageLoad) error {
+	le := &LoadError{URL: url, Load: load}
+	if d, err := s.Tabs.Diagnose(ctx, tab); err == nil {
+		le.Diagnosis = d
+	}
+	s.Tabs.CloseTab(context.WithoutCancel(ctx), tab)
+	return le
+}
+
+// settle waits until the page's main document has loaded, the hub knows
+// the page's tab, the tab has tools (served or refused) including every
+// tool of waitFor, and they stayed the same for quiet; or until limit
+// passes, leaving Settled false. It wakes on the hub's changes and on the
+// page's load events (and reads the page's tools once more when a quiet
+// period ends, which also catches a change the hub does not signal, such
+// as a refusal alone); the quiet period restarts on every change of the
+// page's tools and at the load event. Its timers only bound the wait. It
+// returns the load when the page failed to load, and the cause when ctx
+// ends.
+func (p *Page) settle(ctx context.Context, mark uint64, waitFor []string, quiet, limit time.Duration) (*core.PageLoad, error) {
 	bound := time.NewTimer(limit)
 	defer bound.Stop()
 	still := time.NewTimer(quiet)
 	defer still.Stop()
-	var lastKnown, quietOver bool
+	var lastKnown, quietOver, loaded bool
 	for {
 		changed := p.s.Hub.Changed() // before the read: a change after it is not missed
+		load, loadChanged, followed := p.s.Tabs.PageLoad(p.tab)
+		if load.Failed() {
+			return &load, nil
+		}
+		if now := load.Loaded || !followed; now != loaded {
+			loaded = now
+			still.Reset(quiet)
+			quietOver = false
+		}
 		tools, known := p.read(mark)
 		if known != lastKnown || !reflect.DeepEqual(tools, p.Tools) {
 			p.Tools, lastKnown = tools, known
 			still.Reset(quiet)
 			quietOver = false
 		}
-		if quietOver && known && len(tools) > 0 {
+		p.Missing = p.missing(waitFor)
+		if quietOver && loaded && known && len(tools) > 0 && len(p.Missing) == 0 {
 			p.Settled = true
-			return nil
+			return nil, nil
 		}
 		select {
 		case <-ctx.Done():
-			return context.Cause(ctx)
+			return nil, context.Cause(ctx)
 		case <-bound.C:
-			return nil
+			return nil, nil
 		case <-changed:
+		case <-loadChanged:
 		case <-still.C:
 			quietOver = true
 		}
 	}
+}
+
+// missing returns the tools of want that the page does not serve.
+func (p *Page) missing(want []string) []string {
+	var out []string
+	for _, n := range want {
+		if t, ok := p.Tool(n); !ok || t.Refused != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // read returns the tools of the page's tab, served and refused, and whether
@@ -218,6 +314,7 @@ func tabTools(routed []hub.RoutedTool, n int) []Tool {
 			InputSchema: rt.Tool.InputSchema,
 			Annotations: rt.Tool.Annotations,
 			URL:         url,
+			Frame:       src.Frame,
 		}
 	}
 	out := make([]Tool, 0, len(order))

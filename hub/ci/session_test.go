@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,9 +29,36 @@ type scriptedTabs struct {
 	script     []step
 	closeDelay time.Duration
 	closed     chan struct{} // closed when CloseTab was asked
+
+	// follow makes the tab report its load: not loaded until a script
+	// step calls fire.
+	follow  bool
+	mu      sync.Mutex
+	load    core.PageLoad
+	changed chan struct{}
 }
 
-func (f *scriptedTabs) Open(context.Context, string) (string, error) {
+// fire sets the tab's load and signals the change.
+func (f *scriptedTabs) fire(l core.PageLoad) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.load = l
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+func (f *scriptedTabs) PageLoad(string) (core.PageLoad, <-chan struct{}, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.load, f.changed, f.follow
+}
+
+func (f *scriptedTabs) Diagnose(context.Context, string) (core.PageDiagnosis, error) {
+	l, _, _ := f.PageLoad("")
+	return core.PageDiagnosis{Load: l, API: "polyfill"}, nil
+}
+
+func (f *scriptedTabs) Open(context.Context, string, core.PageSetup) (string, error) {
 	go func() {
 		for _, st := range f.script {
 			time.Sleep(st.after) // the page taking its time, not a poll
@@ -75,7 +103,7 @@ func refusedOnly(h *hub.Hub, tab string) {
 }
 
 func newScripted(script []step, closeDelay time.Duration) (*scriptedTabs, *Session) {
-	f := &scriptedTabs{script: script, closeDelay: closeDelay, closed: make(chan struct{})}
+	f := &scriptedTabs{script: script, closeDelay: closeDelay, closed: make(chan struct{}), changed: make(chan struct{})}
 	f.h = hub.New(f, hub.Options{Logger: slog.New(slog.DiscardHandler)})
 	return f, &Session{Hub: f.h, Tabs: f}
 }
@@ -130,8 +158,8 @@ func TestSettleWaitsOnChanges(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, s := newScripted(tt.script, 0)
-			s.Settle, s.SettleTimeout = quiet, tt.limit
-			p, err := s.Open(context.Background(), pageURL)
+			s.Settle, s.Timeout = quiet, tt.limit
+			p, err := s.Open(context.Background(), pageURL, PageOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,11 +189,11 @@ func TestSettleWaitsOnChanges(t *testing.T) {
 // cause, and the tab is closed.
 func TestSettleEndsWithTheContext(t *testing.T) {
 	f, s := newScripted([]step{{0, opened}}, 0)
-	s.Settle, s.SettleTimeout = time.Second, 10*time.Second
+	s.Settle, s.Timeout = time.Second, 10*time.Second
 	ctx, cancel := context.WithCancelCause(context.Background())
 	time.AfterFunc(100*time.Millisecond, func() { cancel(errors.New("lost the browser")) })
 	start := time.Now()
-	_, err := s.Open(ctx, pageURL)
+	_, err := s.Open(ctx, pageURL, PageOptions{})
 	if err == nil || err.Error() != "waiting for the tools of "+pageURL+": lost the browser" {
 		t.Errorf("Open: %v", err)
 	}
@@ -201,8 +229,8 @@ func TestCloseWaitsForTheHub(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, s := newScripted(tt.script, tt.closeDelay)
-			s.Settle, s.SettleTimeout = 50*time.Millisecond, 500*time.Millisecond
-			p, err := s.Open(context.Background(), pageURL)
+			s.Settle, s.Timeout = 50*time.Millisecond, 500*time.Millisecond
+			p, err := s.Open(context.Background(), pageURL, PageOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,4 +251,70 @@ func TestCloseWaitsForTheHub(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSettleFollowsTheLoad: the quiet period starts at the load event; a
+// main document with an HTTP error fails at once; named tools are waited
+// for.
+func TestSettleFollowsTheLoad(t *testing.T) {
+	const quiet = 100 * time.Millisecond
+	t.Run("waits for the load event", func(t *testing.T) {
+		f, s := newScripted([]step{{0, opened}, {0, tools("a")}}, 0)
+		f.follow = true
+		s.Settle, s.Timeout = quiet, 5*time.Second
+		const loadAt = 300 * time.Millisecond
+		time.AfterFunc(loadAt, func() { f.fire(core.PageLoad{URL: pageURL, Status: 200, Loaded: true}) })
+		p, err := s.Open(context.Background(), pageURL, PageOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.Settled || p.Took < loadAt+quiet || p.Diagnosis.API != "polyfill" {
+			t.Errorf("settled %v after %s (want at least %s), diagnosis %+v", p.Settled, p.Took, loadAt+quiet, p.Diagnosis)
+		}
+	})
+	t.Run("an HTTP error fails at once", func(t *testing.T) {
+		f, s := newScripted([]step{{0, opened}}, 0)
+		f.follow = true
+		s.Settle, s.Timeout = quiet, 5*time.Second
+		time.AfterFunc(50*time.Millisecond, func() {
+			f.fire(core.PageLoad{URL: pageURL, Status: 404, StatusText: "Not Found"})
+		})
+		start := time.Now()
+		_, err := s.Open(context.Background(), pageURL, PageOptions{})
+		le, ok := errors.AsType[*LoadError](err)
+		if !ok || err.Error() != "loading "+pageURL+": HTTP 404 Not Found" || le.Diagnosis.Load.Status != 404 {
+			t.Fatalf("Open: %v", err)
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("the load error came after %s: not fast", took)
+		}
+		select {
+		case <-f.closed:
+		default:
+			t.Error("the tab was not closed")
+		}
+	})
+	late := []step{{0, opened}, {0, tools("a")}, {400 * time.Millisecond, tools("a", "late")}}
+	t.Run("a named tool is waited for", func(t *testing.T) {
+		_, s := newScripted(late, 0)
+		s.Settle, s.Timeout = quiet, 5*time.Second
+		p, err := s.Open(context.Background(), pageURL, PageOptions{WaitFor: []string{"late"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := p.Tool("late"); !ok || !p.Settled || len(p.Missing) != 0 {
+			t.Errorf("tools %+v, settled %v, missing %v", p.Tools, p.Settled, p.Missing)
+		}
+	})
+	t.Run("a named tool that never comes", func(t *testing.T) {
+		_, s := newScripted(late, 0)
+		s.Settle, s.Timeout = quiet, 700*time.Millisecond
+		p, err := s.Open(context.Background(), pageURL, PageOptions{WaitFor: []string{"never"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Settled || !slices.Equal(p.Missing, []string{"never"}) {
+			t.Errorf("settled %v, missing %v", p.Settled, p.Missing)
+		}
+	})
 }

@@ -1,21 +1,24 @@
 package ci
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"time"
 
-	"sigs.k8s.io/yaml"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // Spec is a test spec: the pages to open, the tools each must have, and
 // the calls to make with their expected results. It is read from YAML or
-// JSON with the field names below; see fixtures/ci/webmcp-tests.yaml.
+// JSON with the field names below; see docs/ci-spec.md and
+// fixtures/ci/webmcp-tests.yaml.
 type Spec struct {
 	// Base is the URL that relative page URLs resolve against. A base
 	// without a trailing slash is taken as a directory all the same.
@@ -25,11 +28,64 @@ type Spec struct {
 	Serve string `json:"serve,omitempty"`
 	// Lint is the default lint mode of the pages.
 	Lint LintMode `json:"lint,omitempty"`
+	// Viewport, Headers and Cookies are the defaults of the pages.
+	Viewport *Viewport         `json:"viewport,omitempty"`
+	Headers  map[string]string `json:"headers,omitempty"`
+	Cookies  []Cookie          `json:"cookies,omitempty"`
 	// Pages are opened one at a time, in order.
 	Pages []PageSpec `json:"pages"`
 
-	// file is where the spec was read from.
+	// file is where the spec was read from; pos are the places of its
+	// values, by path (pages[0].calls[1]).
 	file string
+	pos  map[string]Pos
+}
+
+// Viewport is a page's window size in CSS pixels.
+type Viewport struct {
+	Width  int     `json:"width"`
+	Height int     `json:"height"`
+	Scale  float64 `json:"deviceScaleFactor,omitempty"`
+	Mobile bool    `json:"mobile,omitempty"`
+}
+
+// Cookie is a cookie set before a page loads; without a domain it is the
+// page URL's.
+type Cookie struct {
+	Name     string `json:"name"`
+	Value    string `json:"value"`
+	Domain   string `json:"domain,omitempty"`
+	Path     string `json:"path,omitempty"`
+	Secure   bool   `json:"secure,omitempty"`
+	HTTPOnly bool   `json:"httpOnly,omitempty"`
+}
+
+// Duration is a time span written as Go writes one: 500ms, 5s, 1m30s.
+type Duration time.Duration
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return errors.New("want a duration such as 5s or 500ms")
+	}
+	v, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func parseDuration(s string) (time.Duration, error) {
+	v, err := time.ParseDuration(s)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration such as 5s or 500ms", s)
+	}
+	return v, nil
 }
 
 // LintMode says when a page's lint case fails.
@@ -59,6 +115,11 @@ type PageSpec struct {
 	Absent []string `json:"absent,omitempty"`
 	// Lint overrides the spec's lint mode for this page.
 	Lint LintMode `json:"lint,omitempty"`
+	// Viewport, Headers and Cookies are set before the page loads; they
+	// override the spec's (headers and cookies are merged, by name).
+	Viewport *Viewport         `json:"viewport,omitempty"`
+	Headers  map[string]string `json:"headers,omitempty"`
+	Cookies  []Cookie          `json:"cookies,omitempty"`
 	// Calls are made in order, after the tools settled.
 	Calls []CallSpec `json:"calls,omitempty"`
 }
@@ -71,6 +132,8 @@ type CallSpec struct {
 	Tool string `json:"tool"`
 	// Args is the arguments object (default {}).
 	Args json.RawMessage `json:"args,omitempty"`
+	// Timeout bounds the call (default: --call-timeout, which also caps it).
+	Timeout Duration `json:"timeout,omitempty"`
 	// Expect is what the result must be.
 	Expect Expect `json:"expect,omitempty"`
 }
@@ -85,11 +148,19 @@ type Expect struct {
 	Text *string `json:"text,omitempty"`
 	// Contains are strings the text must contain: one string or a list.
 	Contains Strings `json:"contains,omitempty"`
+	// Matches are regular expressions (Go syntax, RE2) the text must
+	// match: one or a list.
+	Matches Strings `json:"matches,omitempty"`
 	// Structured must be a JSON subset of the result's structuredContent:
 	// every key of an object must be there with a matching value, arrays
 	// must have the same length and matching elements, and other values
-	// must be equal.
+	// must be equal. A result without structuredContent is matched on its
+	// text, read as JSON.
 	Structured json.RawMessage `json:"structured,omitempty"`
+	// JSON matches the result's text read as JSON: either an object of
+	// paths ($.items[0].name) to the JSON subset each value must be, or a
+	// JSON subset of the whole text.
+	JSON json.RawMessage `json:"json,omitempty"`
 }
 
 // Strings is a list of strings that may be written as one string.
@@ -110,43 +181,59 @@ func (s *Strings) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// LoadSpec reads and checks a spec file: JSON when its name ends in .json,
-// YAML otherwise. Unknown fields are errors, so that a typo does not quietly
-// skip a check.
+// LoadSpec reads and checks a spec file, YAML or JSON (which YAML
+// includes). Unknown fields are errors, so that a typo does not quietly
+// skip a check; every error is a *SpecError that names file:line:column.
 func LoadSpec(path string) (*Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the spec: %w", err)
 	}
-	s, err := ParseSpec(data, strings.EqualFold(filepath.Ext(path), ".json"))
+	s, err := ParseSpec(data)
+	if se, ok := errors.AsType[*SpecError](err); ok {
+		se.File = path
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	s.file = path
 	return s, nil
 }
 
-// ParseSpec parses and checks a spec, as JSON or as YAML.
-func ParseSpec(data []byte, isJSON bool) (*Spec, error) {
+// ParseSpec parses and checks a spec.
+func ParseSpec(data []byte) (*Spec, error) {
 	var s Spec
-	if isJSON {
-		d := json.NewDecoder(bytes.NewReader(data))
-		d.DisallowUnknownFields()
-		if err := d.Decode(&s); err != nil {
-			return nil, fmt.Errorf("not a valid spec: %w", err)
-		}
-	} else if err := yaml.UnmarshalStrict(data, &s); err != nil {
-		msg := err.Error()
-		for _, p := range []string{"error converting YAML to JSON: ", "error unmarshaling JSON: ", "while decoding JSON: "} {
-			msg = strings.TrimPrefix(msg, p)
-		}
-		return nil, fmt.Errorf("not a valid spec: %s", msg)
+	pos, err := decodeYAML(data, &s)
+	if err != nil {
+		return nil, err
 	}
+	s.pos = pos
 	if err := s.check(); err != nil {
+		if se, ok := errors.AsType[*SpecError](err); ok && se.Pos.Line == 0 {
+			se.Pos = s.Pos(se.Path)
+		}
 		return nil, err
 	}
 	return &s, nil
 }
+
+// Pos returns the place of the value at path (pages[0].calls[1]), or of the
+// nearest enclosing value that has one.
+func (s *Spec) Pos(path string) Pos {
+	for {
+		if p, ok := s.pos[path]; ok {
+			return p
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			return s.pos[""]
+		}
+		path = path[:i]
+	}
+}
+
+// File is the file the spec was read from.
+func (s *Spec) File() string { return s.file }
 
 // normalize checks a lint mode. YAML 1.1 reads an unquoted off as false
 // (and on as true), so those mean off and errors.
@@ -164,64 +251,130 @@ func (m *LintMode) normalize() error {
 	return fmt.Errorf("lint %q: use errors, warnings or off", string(*m))
 }
 
+func specErr(path, format string, args ...any) error {
+	return &SpecError{Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
 // check finds the mistakes that can be found without a browser.
 func (s *Spec) check() error {
 	if s.Base != "" && s.Serve != "" {
-		return errors.New("base and serve both set: serve already gives the base URL, keep one")
+		return specErr("serve", "base and serve both set: serve already gives the base URL, keep one")
 	}
 	if s.Base != "" {
 		if _, err := parseBase(s.Base); err != nil {
-			return err
+			return specErr("base", "%v", err)
 		}
 	}
 	if err := s.Lint.normalize(); err != nil {
+		return specErr("lint", "%v", err)
+	}
+	if err := checkSetup("", s.Viewport, s.Cookies); err != nil {
 		return err
 	}
 	if len(s.Pages) == 0 {
-		return errors.New("the spec has no pages")
+		return specErr("pages", "the spec has no pages")
 	}
 	for i := range s.Pages {
 		p := &s.Pages[i]
 		where := fmt.Sprintf("pages[%d]", i)
 		if p.URL == "" {
-			return fmt.Errorf("%s: url is missing", where)
+			return specErr(where, "url is missing")
 		}
 		if _, err := url.Parse(p.URL); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
+			return specErr(where+".url", "%v", err)
 		}
 		if err := p.Lint.normalize(); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
+			return specErr(where+".lint", "%v", err)
+		}
+		if err := checkSetup(where+".", p.Viewport, p.Cookies); err != nil {
+			return err
 		}
 		if p.ExactTools && len(p.Tools) == 0 {
-			return fmt.Errorf("%s: exactTools needs the list of tools", where)
+			return specErr(where+".exactTools", "exactTools needs the list of tools")
 		}
 		for _, a := range p.Absent {
 			for _, t := range p.Tools {
 				if a == t {
-					return fmt.Errorf("%s: %q is both in tools and in absent", where, a)
+					return specErr(where+".absent", "%q is both in tools and in absent", a)
 				}
 			}
 		}
 		if len(p.Tools) == 0 && len(p.Absent) == 0 && len(p.Calls) == 0 && s.lintMode(*p) == LintOff {
-			return fmt.Errorf("%s: the page checks nothing (no tools, absent or calls, and lint is off)", where)
+			return specErr(where, "the page checks nothing (no tools, absent or calls, and lint is off)")
 		}
 		for j, c := range p.Calls {
 			where := fmt.Sprintf("pages[%d].calls[%d]", i, j)
 			if c.Tool == "" {
-				return fmt.Errorf("%s: tool is missing", where)
+				return specErr(where, "tool is missing")
 			}
 			if len(c.Args) > 0 && string(c.Args) != "null" {
 				var obj map[string]any
 				if err := json.Unmarshal(c.Args, &obj); err != nil {
-					return fmt.Errorf("%s: args must be an object (a mapping of argument names to values)", where)
+					return specErr(where+".args", "args must be an object (a mapping of argument names to values)")
 				}
 			}
-			if len(c.Expect.Structured) > 0 && !json.Valid(c.Expect.Structured) {
-				return fmt.Errorf("%s: expect.structured is not valid JSON", where)
+			if err := c.Expect.check(where + ".expect"); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
+}
+
+// checkSetup checks a viewport and cookies.
+func checkSetup(where string, v *Viewport, cookies []Cookie) error {
+	if v != nil && (v.Width <= 0 || v.Height <= 0 || v.Width > 10000 || v.Height > 10000 || v.Scale < 0) {
+		return specErr(where+"viewport", "width and height must be 1-10000 pixels (and deviceScaleFactor not negative)")
+	}
+	for i, c := range cookies {
+		if c.Name == "" {
+			return specErr(fmt.Sprintf("%scookies[%d]", where, i), "a cookie needs a name")
+		}
+	}
+	return nil
+}
+
+// check checks the matchers of an expect.
+func (e *Expect) check(where string) error {
+	for i, re := range e.Matches {
+		if _, err := regexp.Compile(re); err != nil {
+			return specErr(fmt.Sprintf("%s.matches[%d]", where, i), "not a regular expression: %v", err)
+		}
+	}
+	if len(e.JSON) > 0 {
+		if _, err := compileJSONMatch(e.JSON); err != nil {
+			return specErr(where+".json", "%v", err)
+		}
+	}
+	return nil
+}
+
+// Setup returns what to set on page i's tab before it loads.
+func (s *Spec) Setup(i int) core.PageSetup {
+	p := s.Pages[i]
+	var out core.PageSetup
+	v := p.Viewport
+	if v == nil {
+		v = s.Viewport
+	}
+	if v != nil {
+		out.Viewport = &core.Viewport{Width: v.Width, Height: v.Height, Scale: v.Scale, Mobile: v.Mobile}
+	}
+	if len(s.Headers)+len(p.Headers) > 0 {
+		out.Headers = make(map[string]string)
+		maps.Copy(out.Headers, s.Headers)
+		maps.Copy(out.Headers, p.Headers)
+	}
+	seen := make(map[string]bool)
+	for _, list := range [][]Cookie{p.Cookies, s.Cookies} {
+		for _, c := range list {
+			if !seen[c.Name] {
+				seen[c.Name] = true
+				out.Cookies = append(out.Cookies, core.Cookie{Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path, Secure: c.Secure, HTTPOnly: c.HTTPOnly})
+			}
+		}
+	}
+	return out
 }
 
 func (s *Spec) lintMode(p PageSpec) LintMode {
@@ -268,7 +421,7 @@ func (s *Spec) URLs(base string) ([]string, error) {
 		}
 		if !u.IsAbs() {
 			if b == nil {
-				return nil, fmt.Errorf("pages[%d]: url %q is relative: give the spec a base or serve, or pass --base-url", i, p.URL)
+				return nil, &SpecError{File: s.file, Pos: s.Pos(fmt.Sprintf("pages[%d].url", i)), Path: fmt.Sprintf("pages[%d]", i), Msg: fmt.Sprintf("url %q is relative: give the spec a base or serve, or pass --base-url", p.URL)}
 			}
 			u = b.ResolveReference(u)
 		}

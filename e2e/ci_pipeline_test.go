@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestCIPipeline is CI mode's "done when": a site with one broken page (HTTP
+// 404), one late tool (1.2 s after load) and one failing call exits 2, with a
+// JUnit file of exactly one <error> and one <failure> and every other case
+// passing; with GITHUB_ACTIONS=true it prints annotations on the spec's
+// lines and appends a Markdown summary to $GITHUB_STEP_SUMMARY; with
+// --format json stdout is one JSON report.
+func TestCIPipeline(t *testing.T) {
+	dir := t.TempDir()
+	junit := filepath.Join(dir, "results.xml")
+	summary := filepath.Join(dir, "summary.md")
+	os.WriteFile(summary, []byte("earlier steps' summary\n"), 0o644)
+	cmd := ciCommand("test", "../fixtures/ci/pipeline.yaml", "--junit", junit, "--format", "json", "--timeout", "30s")
+	cmd.Env = append(os.Environ(), "GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY="+summary)
+	stdout, stderr, code := runCommand(t, cmd)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+
+	doc := readJUnit(t, junit)
+	if doc.Errors != 1 || doc.Failures != 1 || doc.Skipped != 0 {
+		t.Errorf("JUnit: %d errors, %d failures, %d skipped; want 1, 1, 0", doc.Errors, doc.Failures, doc.Skipped)
+	}
+	statuses := map[string]string{}
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			st := "passed"
+			switch {
+			case c.Error != nil:
+				st = "error: " + c.Error.Message
+			case c.Failure != nil:
+				st = "failure: " + c.Failure.Message
+			case c.Skipped != nil:
+				st = "skipped"
+			}
+			statuses[s.Name+"/"+c.Name] = st
+		}
+	}
+	for name, want := range map[string]string{
+		"broken/load":                   "error: loading http://",
+		"good/echo is wrong on purpose": `failure: text is "hello", want "goodbye"`,
+		"late/load":                     "passed",
+		"late/tools":                    "passed",
+		"late/call late_tool":           "passed",
+		"good/call add":                 "passed",
+	} {
+		if !strings.HasPrefix(statuses[name], want) {
+			t.Errorf("%s: %q, want %q", name, statuses[name], want)
+		}
+	}
+	if !strings.HasSuffix(statuses["broken/load"], "/missing.html: HTTP 404 Not Found") {
+		t.Errorf("the broken page's error: %q", statuses["broken/load"])
+	}
+	if doc.Tests != len(statuses) || doc.Tests < 10 {
+		t.Errorf("%d tests: %v", doc.Tests, statuses)
+	}
+
+	var rep struct {
+		Counts struct{ Passed, Failed, Errors, Skipped int } `json:"counts"`
+		Suites []struct {
+			Name  string `json:"name"`
+			Cases []struct {
+				Name   string `json:"name"`
+				Status string `json:"status"`
+			} `json:"cases"`
+		} `json:"suites"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout)
+	}
+	if rep.Counts.Errors != 1 || rep.Counts.Failed != 1 || rep.Counts.Passed != doc.Tests-2 || len(rep.Suites) != 3 {
+		t.Errorf("JSON counts %+v, suites %d", rep.Counts, len(rep.Suites))
+	}
+
+	// The annotations name the spec's lines of the broken page and the
+	// failing call (fixtures/ci/pipeline.yaml).
+	for _, re := range []string{
+		`(?m)^::error file=\.\./fixtures/ci/pipeline\.yaml,line=35,col=5,title=broken%3A load::loading http://[^:]*:\d+/missing\.html: HTTP 404 Not Found`,
+		`(?m)^::error file=\.\./fixtures/ci/pipeline\.yaml,line=19,col=9,title=good%3A echo is wrong on purpose::text is "hello", want "goodbye"`,
+	} {
+		if !regexp.MustCompile(re).MatchString(stderr) {
+			t.Errorf("no annotation matching %s in stderr:\n%s", re, stderr)
+		}
+	}
+	if n := strings.Count(stderr, "::error "); n != 2 {
+		t.Errorf("%d ::error annotations, want 2", n)
+	}
+	b, _ := os.ReadFile(summary)
+	if s := string(b); !strings.HasPrefix(s, "earlier steps' summary\n") || !strings.Contains(s, "### ❌ WebMCP tools: ../fixtures/ci/pipeline.yaml") ||
+		!strings.Contains(s, "| broken | load | 💥 error: loading http://") || !strings.Contains(s, "| late | call late_tool | ✅ |") {
+		t.Errorf("the step summary:\n%s", s)
+	}
+}
+
+// TestCISettleFollowsThePage: a page that registers its tool 1.2 s after
+// its load event lists it, three runs in a row; a page that registers one
+// tool at once and another 1.2 s after load lists the late one with
+// --wait-for-tool.
+func TestCISettleFollowsThePage(t *testing.T) {
+	base := serveFixtures(t)
+	for run := 1; run <= 3; run++ {
+		rep := inspect(t, 0, base+"/ci/late.html")
+		if len(rep.Tools) != 1 || rep.Tools[0].Name != "late_tool" || !rep.Settled {
+			t.Fatalf("run %d: settled %v, tools %+v", run, rep.Settled, rep.Tools)
+		}
+	}
+	rep := inspect(t, 0, "--wait-for-tool", "late_tool", base+"/ci/late.html?early")
+	var names []string
+	for _, tl := range rep.Tools {
+		names = append(names, tl.Name)
+	}
+	if strings.Join(names, ",") != "early_tool,late_tool" || !rep.Settled {
+		t.Errorf("with --wait-for-tool: settled %v, tools %v", rep.Settled, names)
+	}
+}
