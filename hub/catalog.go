@@ -47,7 +47,33 @@ func (h *Hub) groupLocked(id string) *group {
 		d := h.docs[k]
 		g.cands = append(g.cands, candidate{doc: d, tool: g.tool, tab: h.tabs[d.Tab]})
 	}
+	g.cands = sameToolOnce(g.cands)
 	return g
+}
+
+// sameToolOnce drops a page server's candidate when a WebMCP document of
+// the same frame has the tool too. A page may offer one registry through
+// both faces (MCP-B's @mcp-b/global serves its navigator.modelContext tools
+// over a TabServerTransport as well): that is one tool, listed once under
+// one name and called the direct way.
+func sameToolOnce(cands []candidate) []candidate {
+	webmcp := map[string]bool{}
+	for _, c := range cands {
+		if c.doc.Backend != core.BackendMCPB {
+			webmcp[c.doc.Tab+"\x00"+frameOf(c.doc)] = true
+		}
+	}
+	if len(webmcp) == 0 || len(webmcp) == len(cands) {
+		return cands
+	}
+	out := make([]candidate, 0, len(cands))
+	for _, c := range cands {
+		if c.doc.Backend == core.BackendMCPB && webmcp[c.doc.Tab+"\x00"+frameOf(c.doc)] {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // rebuildLocked recomputes the groups of the entries in dirty (every group
