@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/textdist"
 )
 
 // Tool search: webmcp_list_tools's way into a catalog too big to list. The
@@ -337,7 +339,7 @@ func (h *Hub) Closest(name string, n int) []string {
 		if slices.Contains(out, rt.Name) {
 			continue
 		}
-		if d := editDistance(name, rt.Name); d <= max(2, len(name)/3) {
+		if d := textdist.Edit(name, rt.Name); d <= max(2, len(name)/3) {
 			cands = append(cands, near{rt.Name, d})
 		}
 	}
@@ -354,25 +356,4 @@ func (h *Hub) Closest(name string, n int) []string {
 		out = append(out, c.name)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

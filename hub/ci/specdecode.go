@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/webmcp-cdp/webmcp-cdp/internal/textdist"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -285,30 +286,9 @@ func suggest(got string, fields map[string]reflect.Type) string {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if strings.EqualFold(n, got) || editDistance(n, got) <= 2 {
+		if strings.EqualFold(n, got) || textdist.Edit(n, got) <= 2 {
 			return fmt.Sprintf(" (did you mean %q?)", n)
 		}
 	}
 	return " (known: " + strings.Join(names, ", ") + ")"
-}
-
-// editDistance is the Levenshtein distance of two short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
