@@ -113,12 +113,7 @@ func (s *Server) syncServerCatalog() {
 			delete(want, r.URI)
 		}
 	}
-	var gone []string
-	for uri := range c.resources {
-		if _, ok := want[uri]; !ok {
-			gone = append(gone, uri)
-		}
-	}
+	gone := goneKeys(c.resources, want)
 	if len(gone) > 0 {
 		s.mcp.RemoveResources(gone...)
 	}
@@ -141,12 +136,7 @@ func (s *Server) syncServerCatalog() {
 			delete(want, t.URITemplate)
 		}
 	}
-	gone = gone[:0]
-	for u := range c.templates {
-		if _, ok := want[u]; !ok {
-			gone = append(gone, u)
-		}
-	}
+	gone = goneKeys(c.templates, want)
 	if len(gone) > 0 {
 		s.mcp.RemoveResourceTemplates(gone...)
 	}
@@ -167,12 +157,7 @@ func (s *Server) syncServerCatalog() {
 		}
 		s.mcp.AddPrompt(&mp, s.getPagePrompt)
 	}
-	gone = gone[:0]
-	for n := range c.prompts {
-		if _, ok := want[n]; !ok {
-			gone = append(gone, n)
-		}
-	}
+	gone = goneKeys(c.prompts, want)
 	if len(gone) > 0 {
 		s.mcp.RemovePrompts(gone...)
 	}
@@ -314,3 +299,14 @@ func (s *Server) pageResourceUpdated(ctx context.Context, p *pageSession, uri st
 }
 
 var _ hub.PageServerClient = (*pageSession)(nil)
+
+// goneKeys lists the keys of old that want no longer has.
+func goneKeys(old, want map[string]string) []string {
+	var gone []string
+	for k := range old {
+		if _, ok := want[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	return gone
+}
