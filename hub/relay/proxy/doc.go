@@ -24,5 +24,4 @@
 // a slow peer is dropped rather than holding up others. The methods a
 // webmcp-cdp browser adds (tools/list, tools/call, webmcp/waitForChanges)
 // are declared in methods.go; the proxy forwards them like any other.
-// Package relay holds the two ends: the browser side and the client.
 package proxy
