@@ -119,7 +119,24 @@ func TestPermissionsPolicyTools(t *testing.T) {
 				base+"/frames/policy-child.html?name=top_header_self&pp="+url.QueryEscape("tools=(self)"),
 			)
 			c := start(t, args...)
-			got := waitPolicyReports(t, reps)
+			got, missing := waitPolicyReports(reps, 30*time.Second)
+			if be.name == "native" && len(missing) > 0 && onlySameOrigin(missing) {
+				// Native WebMCP can stall around a same-origin iframe
+				// (nativeIframeStall, as in TestConformance): once more in a
+				// fresh browser.
+				t.Logf("known native stall: no report from %v (%s); trying once more in a fresh browser", missing, nativeIframeStall)
+				c.cs.Close()
+				reps.mu.Lock()
+				reps.got = map[string]policyOutcome{}
+				reps.mu.Unlock()
+				c = start(t, args...)
+				if got, missing = waitPolicyReports(reps, 30*time.Second); len(missing) > 0 && onlySameOrigin(missing) {
+					t.Skipf("known native stall again: no report from %v (%s); native is not compared this run", missing, nativeIframeStall)
+				}
+			}
+			if len(missing) > 0 {
+				t.Fatalf("no report from the frames %v; reports: %v", missing, got)
+			}
 			results[be.name] = got
 			for name, allowed := range policyCases {
 				o := got[name]
@@ -155,10 +172,28 @@ func TestPermissionsPolicyTools(t *testing.T) {
 	}
 }
 
-// waitPolicyReports waits until every frame of policyCases has reported.
-func waitPolicyReports(t *testing.T, reps *policyReports) map[string]policyOutcome {
-	t.Helper()
-	deadline := time.After(30 * time.Second)
+// sameOriginFrames are the frames of policyCases that share the origin of
+// the document that embeds them: the ones native WebMCP's known stall can
+// hold up.
+var sameOriginFrames = map[string]bool{
+	"same_none": true, "same_allow_none": true, "same_header_off": true, "srcdoc": true,
+	"sandboxed_same_origin": true, "nest_same_as_mid": true,
+}
+
+// onlySameOrigin reports whether every named frame is a same-origin one.
+func onlySameOrigin(names []string) bool {
+	for _, n := range names {
+		if !sameOriginFrames[n] {
+			return false
+		}
+	}
+	return true
+}
+
+// waitPolicyReports waits up to d until every frame of policyCases has
+// reported, and returns the reports and the frames (sorted) that did not.
+func waitPolicyReports(reps *policyReports, d time.Duration) (map[string]policyOutcome, []string) {
+	deadline := time.After(d)
 	for {
 		reps.mu.Lock()
 		got := make(map[string]policyOutcome, len(reps.got))
@@ -173,13 +208,13 @@ func waitPolicyReports(t *testing.T, reps *policyReports) map[string]policyOutco
 			}
 		}
 		if len(missing) == 0 {
-			return got
+			return got, nil
 		}
 		select {
 		case <-reps.changed:
 		case <-deadline:
 			sort.Strings(missing)
-			t.Fatalf("no report from the frames %v; reports: %v", missing, got)
+			return got, missing
 		}
 	}
 }
