@@ -18,10 +18,20 @@ import (
 // and more; fixtures/hostile/builtins.js) with functions that throw or lie,
 // and then registers tools through every face of the page API. Its tools are
 // listed and callable with the right results, the two it removed stay
-// removed, and a second, well-behaved tab is unaffected.
+// removed, and a second, well-behaved tab is unaffected. It runs on the
+// polyfill and on native WebMCP (where the page script layers the older faces
+// on Chromium's document.modelContext).
 func TestReliabilityHostileBuiltins(t *testing.T) {
+	for _, be := range conformanceBackends {
+		t.Run(be.name, func(t *testing.T) { hostileBuiltins(t, be.name, be.args) })
+	}
+}
+
+// hostileBuiltins is TestReliabilityHostileBuiltins on one backend, started
+// with args.
+func hostileBuiltins(t *testing.T, backend string, args []string) {
 	base := serveFixtures(t)
-	c := start(t, "launch", "--headless", "--backend", "polyfill", base+"/hostile/builtins.html", base+"/current/")
+	c := start(t, append(append([]string{"launch", "--headless"}, args...), base+"/hostile/builtins.html", base+"/current/")...)
 
 	want := []string{"b_add", "b_echo", "b_events", "b_form", "b_gettools", "b_json", "b_legacy_a", "b_legacy_b", "b_reg", "b_win"}
 	// The page's tools and the other tab's echo; a failing page never gets
@@ -55,6 +65,11 @@ func TestReliabilityHostileBuiltins(t *testing.T) {
 	}
 	if listed != len(want) {
 		t.Errorf("%d of %d tools of the page that replaced built-ins are listed; tools: %v", listed, len(want), names(tools))
+	}
+	for _, n := range toolWithSuffix(tools, "b_echo") {
+		if src := source(t, tools[n]); src["backend"] != backend {
+			t.Errorf("%s came from backend %v, want %s", n, src["backend"], backend)
+		}
 	}
 
 	// Each tool with its arguments and the result it must give: a string, or
@@ -118,11 +133,25 @@ func TestReliabilityHostileBuiltins(t *testing.T) {
 		}
 	}
 	// The form's schema was synthesized with the page's String methods
-	// replaced: the parameter's description is still cleaned up.
+	// replaced: on the polyfill the parameter's description is still cleaned
+	// up. Native Chromium synthesizes it itself, out of the page's reach, and
+	// (156) keeps the attribute's white space, so there only the words count.
 	schemaOK := false
 	if ns := toolWithSuffix(tools, "b_form"); len(ns) == 1 {
 		b, _ := json.Marshal(tools[ns[0]].InputSchema)
-		schemaOK = strings.Contains(string(b), `"description":"Who to greet"`)
+		var schema struct {
+			Properties struct {
+				Who struct {
+					Description string `json:"description"`
+				} `json:"who"`
+			} `json:"properties"`
+		}
+		json.Unmarshal(b, &schema)
+		desc := schema.Properties.Who.Description
+		if backend == "native" {
+			desc = strings.Join(strings.Fields(desc), " ")
+		}
+		schemaOK = desc == "Who to greet"
 		if !schemaOK {
 			t.Errorf("b_form's inputSchema is %s, want the parameter who described as \"Who to greet\"", b)
 		}
@@ -130,7 +159,7 @@ func TestReliabilityHostileBuiltins(t *testing.T) {
 	if replaced < 13 {
 		t.Errorf("the page reports %d built-ins replaced, want at least 13", replaced)
 	}
-	t.Logf("RELIABILITY | %s | %s | %s", fmt.Sprintf("page replaced Array.prototype.push and %d other built-ins after the page script loaded, then registered through every face of the API", max(replaced-1, 0)),
+	t.Logf("RELIABILITY | %s | %s | %s", fmt.Sprintf("%s: page replaced Array.prototype.push and %d other built-ins after the page script loaded, then registered through every face of the API", backend, max(replaced-1, 0)),
 		fmt.Sprintf("%d of %d tools listed, %d of %d called with the right result", listed, len(want), right, len(want)),
 		verdict(listed == len(want) && right == len(want) && schemaOK && replaced >= 13))
 
@@ -142,7 +171,7 @@ func TestReliabilityHostileBuiltins(t *testing.T) {
 			t.Errorf("%s is listed, but the page removed it (aborted signal / unregister())", n)
 		}
 	}
-	t.Logf("RELIABILITY | %s | %s | %s", "the same page removed 2 tools (aborted signal, unregister())",
+	t.Logf("RELIABILITY | %s | %s | %s", backend+": the same page removed 2 tools (aborted signal, unregister())",
 		fmt.Sprintf("%d of 2 listed", gone), verdict(listed == len(want) && gone == 0))
 
 	// The other tab.
@@ -165,7 +194,7 @@ func TestReliabilityHostileBuiltins(t *testing.T) {
 	} else {
 		t.Errorf("the well-behaved tab's add is not listed once: %v", ns)
 	}
-	t.Logf("RELIABILITY | %s | %s | %s", "a well-behaved tab next to the page that replaced built-ins",
+	t.Logf("RELIABILITY | %s | %s | %s", backend+": a well-behaved tab next to the page that replaced built-ins",
 		fmt.Sprintf("%d of 2 calls right", calm), verdict(calm == 2))
 }
 

@@ -83,12 +83,75 @@ func (r *rawStdio) reply(t *testing.T) map[string]any {
 func TestReliabilityStdioBadLines(t *testing.T) {
 	base := serveFixtures(t)
 	r := startRawStdio(t, "launch", "--headless", base+"/notes/")
+	r.initialize(t)
+	r.sendBadLines(t, "stdio")
+	// The end of stdin is the client going away: a clean exit.
+	r.in.Close()
+	if code := waitExit(t, r.cmd); code != 0 {
+		t.Errorf("exit code %d after stdin closed, want 0\n%s", code, r.stderr.String())
+	}
+}
+
+// TestReliabilityConnectStdioBadLines (issue 15): the same bad lines sent to
+// `connect` (a relay's browser served on stdio): a real relay, a browser side
+// with real Chromium, and connect as a subprocess. Each line gets its error
+// reply, the session goes on (the next ping is answered, and at the end
+// tools/list still holds the remote page's tool), and closing stdin exits 0.
+func TestReliabilityConnectStdioBadLines(t *testing.T) {
+	base := serveFixtures(t)
+	rel := startRelay(t)
+	alice := rel.token("alice")
+	rel.startBrowserSide(t, alice, "bad-lines-chromium", base+"/current/")
+	r := startRawStdio(t, "connect", "--relay", rel.url("/mcp"), "--token", alice)
+	r.initialize(t)
+	r.sendBadLines(t, "connect stdio")
+
+	// The relay side still works: the remote page's echo tool is listed
+	// (polled: the browser side may still be sending its tools).
+	listed := false
+	for id, deadline := 1000, time.Now().Add(20*time.Second); !listed && time.Now().Before(deadline); id++ {
+		r.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
+		m := r.reply(t)
+		res, _ := m["result"].(map[string]any)
+		if res == nil {
+			t.Fatalf("tools/list after the bad lines got %.300v", m)
+		}
+		tools, _ := res["tools"].([]any)
+		for _, tool := range tools {
+			if name, _ := tool.(map[string]any)["name"].(string); strings.HasSuffix(name, "echo") {
+				listed = true
+			}
+		}
+		if !listed {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if !listed {
+		t.Errorf("tools/list after the bad lines never held the remote page's echo tool")
+	}
+	reliabilityRow(t, "connect stdio: tools/list after the bad lines", "the remote page's tool listed")
+
+	r.in.Close()
+	if code := waitExit(t, r.cmd); code != 0 {
+		t.Errorf("connect's exit code %d after stdin closed, want 0\n%s", code, r.stderr.String())
+	}
+}
+
+// initialize opens the MCP session.
+func (r *rawStdio) initialize(t *testing.T) {
+	t.Helper()
 	r.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
 	if m := r.reply(t); m["result"] == nil {
 		t.Fatalf("initialize: %v", m)
 	}
 	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
 
+// sendBadLines sends each line that used to end a stdio server, checks it
+// gets its JSON-RPC error and that a ping after it is answered, and logs a
+// reliability row for each, its scenario starting with face.
+func (r *rawStdio) sendBadLines(t *testing.T, face string) {
+	t.Helper()
 	for i, tc := range []struct {
 		name, line string
 		code       float64
@@ -117,13 +180,8 @@ func TestReliabilityStdioBadLines(t *testing.T) {
 			if m := r.reply(t); m["id"] != float64(id) || m["result"] == nil {
 				t.Errorf("the ping after it got %.300v", m)
 			}
-			reliabilityRow(t, "stdio: "+tc.name, fmt.Sprintf("error %v, then the next request answered", tc.code))
+			reliabilityRow(t, face+": "+tc.name, fmt.Sprintf("error %v, then the next request answered", tc.code))
 		})
-	}
-	// The end of stdin is the client going away: a clean exit.
-	r.in.Close()
-	if code := waitExit(t, r.cmd); code != 0 {
-		t.Errorf("exit code %d after stdin closed, want 0\n%s", code, r.stderr.String())
 	}
 }
 

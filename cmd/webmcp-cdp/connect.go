@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub/relay"
@@ -40,16 +38,14 @@ func newConnect() *cobra.Command {
 			if err := r.Start(ctx); err != nil {
 				return err
 			}
-			err = r.MCP().Run(ctx, &mcp.StdioTransport{})
-			if ctx.Err() != nil {
+			// The relay's server has no local hub: no fast path.
+			select {
+			case err := <-runStdio(ctx, r.MCP(), nil):
+				return err
+			case <-ctx.Done():
 				slog.Info("interrupted; stopping")
 				return nil
 			}
-			if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
-				slog.Debug("the MCP session ended", "err", err)
-			}
-			slog.Info("the MCP client went away; stopping")
-			return nil
 		},
 	}
 	fs := cmd.Flags()

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
@@ -278,23 +279,14 @@ func (s *session) openURLs(ctx context.Context, urls []string) error {
 }
 
 // serveStdio serves MCP on stdin/stdout until the client goes away (nil), the
-// browser goes away, or ctx ends. A bad line from the client gets an error
-// reply and the session goes on (mcpserver.StdioTransport); only the end of
-// stdin is "the client went away", and a session that ends otherwise (stdout
-// closed) exits non-zero with the reason.
+// browser goes away, or ctx ends, ending as runStdio says.
 func (s *session) serveStdio(ctx context.Context, exited <-chan struct{}, why func() string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan error, 1)
-	tr := &mcpserver.StdioTransport{In: os.Stdin, Out: os.Stdout, Server: s.server}
-	go func() { done <- s.server.MCP().Run(ctx, tr) }()
+	done := runStdio(ctx, s.server.MCP(), s.server)
 	select {
 	case err := <-done:
-		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) && ctx.Err() == nil {
-			return &exitError{code: 1, err: fmt.Errorf("the MCP session on stdio ended: %w", err)}
-		}
-		slog.Info("the MCP client went away; stopping")
-		return nil
+		return err
 	case <-s.conn.Done():
 		return s.lost(exited, why)
 	case err := <-s.browser.Fatal():
@@ -303,4 +295,29 @@ func (s *session) serveStdio(ctx context.Context, exited <-chan struct{}, why fu
 		slog.Info("interrupted; stopping")
 		return nil
 	}
+}
+
+// runStdio runs srv on stdin/stdout over mcpserver.StdioTransport, so a bad
+// line from the client gets an error reply and the session goes on; fast,
+// when set, is the local Server behind srv, whose page-tool calls then skip
+// the SDK. The channel gets the command's result when the session ends: nil
+// for the end of stdin ("the client went away") or ctx ending (not logged:
+// the caller knows why it ended ctx), and exit code 1 with the reason for any
+// other end (stdout closed).
+func runStdio(ctx context.Context, srv *mcp.Server, fast *mcpserver.Server) <-chan error {
+	done := make(chan error, 1)
+	tr := &mcpserver.StdioTransport{In: os.Stdin, Out: os.Stdout, Server: fast}
+	go func() {
+		err := srv.Run(ctx, tr)
+		switch {
+		case ctx.Err() != nil:
+			done <- nil // the caller says why ctx ended
+		case err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF):
+			done <- &exitError{code: 1, err: fmt.Errorf("the MCP session on stdio ended: %w", err)}
+		default:
+			slog.Info("the MCP client went away; stopping")
+			done <- nil
+		}
+	}()
+	return done
 }
