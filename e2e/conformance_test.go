@@ -49,7 +49,6 @@ var nativeGaps = map[string]string{
 	"legacy/provideContext fires one toolchange":                                            "on native WebMCP the older API is layered on document.modelContext, and Chromium fires one toolchange per tool registered or removed",
 	"legacy/clearContext removes every tool and fires one toolchange":                       "on native WebMCP the older API is layered on document.modelContext, and Chromium fires one toolchange per tool removed",
 	"forms/a reset cancels the call with UnknownError and fires toolcancel":                 "Chromium 156 rejects the call on a form reset but fires no toolcancel",
-	"forms/a form removed by its submit handler rejects the call with UnknownError":         "Chromium 156 resolves with the respondWith() value although the form (and so its tool) is gone; the web-platform-tests expect UnknownError",
 }
 
 // nativeFlaky are the cases whose outcome on native WebMCP varies from run

@@ -262,7 +262,10 @@ function installForms() {
   function drop(form, state, why) {
     forms.delete(form);
     if (registry.get(state.name) === state.entry) registry.delete(state.name);
-    if (state.exec) state.exec.fail(why);
+    // Once the page gave respondWith() its result, the call settles with
+    // it whatever happens to the form (as Chromium does): a handler that
+    // removes its form after answering is common.
+    if (state.exec && !state.exec.responded) state.exec.fail(why);
   }
 
   formsMayRegister = () => {
@@ -450,15 +453,12 @@ function installForms() {
   // settle decides the outcome once the submit event has been dispatched.
   function settle(state, exec) {
     if (exec.done) return;
-    if (registry.get(state.name) !== state.entry || !call(isConnected, state.form)) {
-      exec.fail('the form was removed or changed during the call');
+    if (exec.responded) {
+      then(exec.responded, (v) => exec.ok(v), (e) => exec.fail(`respondWith promise was rejected: ${errorText(e)}`));
       return;
     }
-    if (exec.responded) {
-      then(exec.responded, (v) => {
-        if (registry.get(state.name) !== state.entry) exec.fail('the form was removed or changed during the call');
-        else exec.ok(v);
-      }, (e) => exec.fail(`respondWith promise was rejected: ${errorText(e)}`));
+    if (registry.get(state.name) !== state.entry || !call(isConnected, state.form)) {
+      exec.fail('the form was removed or changed during the call');
       return;
     }
     if (!exec.event) {
