@@ -94,7 +94,7 @@ func (f *serveFlags) check() (polyfill.Backend, error) {
 	if _, err := mcpserver.ParseConfirmPolicy(f.confirm); err != nil {
 		return "", err
 	}
-	if f.listing, err = mcpserver.ParseListPolicy(f.list, f.maxListed); err != nil {
+	if f.listing, err = mcpserver.ParseListPolicy(f.list, f.maxListed, mcpserver.OwnToolCount(!f.noTabTools)); err != nil {
 		return "", err
 	}
 	if f.maxTools < 1 {

@@ -79,6 +79,24 @@ type listToolsOut struct {
 	Note string `json:"note,omitempty"`
 }
 
+// The number of the server's own tools: the three that are always there
+// (list tabs, call, list tools) and the four tab tools (open, reload,
+// activate, close).
+const (
+	ownToolsBase = 3
+	ownTabTools  = 4
+)
+
+// OwnToolCount is the number of the server's own webmcp_* tools, with the
+// tab tools (Options.Tabs set) or without: tools/list always holds them,
+// and ListPolicy.Max counts them.
+func OwnToolCount(tabTools bool) int {
+	if tabTools {
+		return ownToolsBase + ownTabTools
+	}
+	return ownToolsBase
+}
+
 // compactDescription is the first line of a description, cut to 200 bytes.
 func compactDescription(d string) string {
 	d, _, _ = strings.Cut(d, "\n")
@@ -149,11 +167,10 @@ func (s *Server) addOwnTools() {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in listToolsArgs) (*mcp.CallToolResult, any, error) {
 			return nil, s.listTools(in), nil
 		})
-	s.ownCount = 3 // the three above
+	s.ownCount = OwnToolCount(s.opts.Tabs != nil)
 	if s.opts.Tabs == nil {
 		return
 	}
-	s.ownCount += 4 // open, reload, activate, close
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_open_tab", InputSchema: schemaOpen,
 		Description: "Open a URL in a new tab; returns its tools once the page has them."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in openArgs) (*mcp.CallToolResult, any, error) {
