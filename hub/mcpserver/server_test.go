@@ -583,38 +583,6 @@ func TestTabToolErrors(t *testing.T) {
 	}
 }
 
-// loadError is an error with LoadFailure, as cdp.LoadError.
-type loadError struct{ text string }
-
-func (e *loadError) Error() string       { return "navigating tab ERR: the page could not load: " + e.text }
-func (e *loadError) LoadFailure() string { return e.text }
-
-// TestOpenTabLoadFails: a page that could not load has its tab closed, and
-// webmcp_open_tab's error says why (as the browser put it) and what to do.
-func TestOpenTabLoadFails(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		err  error
-		why  string
-	}{
-		{"a load error", &loadError{"net::ERR_CONNECTION_REFUSED"}, "net::ERR_CONNECTION_REFUSED"},
-		{"another error with the tab", errors.New("the tab crashed"), "opening: the tab crashed"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			tabs := &fakeTabs{loadErr: fmt.Errorf("opening: %w", tt.err)}
-			e := start(t, tabs)
-			r := e.call(t, "webmcp_open_tab", map[string]any{"url": "http://127.0.0.1:9/"})
-			want := "the page http://127.0.0.1:9/ could not load (" + tt.why + "), so its tab was closed; check the URL and that the site is up, then call webmcp_open_tab again"
-			if got := textOf(t, r); !r.IsError || got != want {
-				t.Errorf("webmcp_open_tab = %v %q, want an error %q", r.IsError, got, want)
-			}
-			if ops := tabs.snapshot(); !reflect.DeepEqual(ops, []string{"open http://127.0.0.1:9/", "close ERR"}) {
-				t.Errorf("the browser was asked %q, want the open and the close of its tab", ops)
-			}
-		})
-	}
-}
-
 func TestOpenTab(t *testing.T) {
 	tabs := &fakeTabs{}
 	e := start(t, tabs)
