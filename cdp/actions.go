@@ -174,6 +174,11 @@ type LoadError struct {
 
 func (e *LoadError) Error() string { return fmt.Sprintf("the page could not load: %s", e.Text) }
 
+// LoadFailure says why the page could not load, as the browser put it
+// (net::ERR_CONNECTION_REFUSED): layers that do not know CDP read it
+// through an interface of this one method.
+func (e *LoadError) LoadFailure() string { return e.Text }
+
 // Navigate loads url in a tab.
 func (b *Browser) Navigate(ctx context.Context, tab, url string) error {
 	s, err := b.readyTab(ctx, tab)

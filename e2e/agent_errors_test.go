@@ -38,8 +38,9 @@ func errorTable(t *testing.T) map[string]*regexp.Regexp {
 // TestAgentErrors triggers every error of docs/errors.md's table through a
 // real client and checks its wording against the table. One browser: the
 // current-API page (slow, fail, echo), the shop (whose add_to_cart has a
-// schema over --max-schema-bytes 160, so it is refused) and the widget
-// (whose open_full_forecast navigates during its call).
+// schema over --max-schema-bytes 160, so it is refused), the widget
+// (whose open_full_forecast navigates during its call), a loopback port
+// where nothing listens, and the fixtures' index (no tools).
 func TestAgentErrors(t *testing.T) {
 	table := errorTable(t)
 	shop, widget := shopAndWidget(t)
@@ -115,9 +116,63 @@ func TestAgentErrors(t *testing.T) {
 
 	check("navigated", c.call(one("open_full_forecast"), map[string]any{}), "navigated away")
 
+	// webmcp_open_tab on an address where nothing listens: the error page's
+	// tab is closed again.
+	dead := closedPort(t)
+	check("open-failed", c.call("webmcp_open_tab", map[string]any{"url": dead}), "(net::ERR_CONNECTION_REFUSED)")
+	c.waitTabsWithout(dead, "chrome-error://")
+
+	// A tab closed while webmcp_open_tab waits for its page's tools (the
+	// fixtures' index has none, so it would wait the whole wait_ms).
+	home := strings.TrimSuffix(current, "current/")
+	opened := make(chan *mcp.CallToolResult, 1)
+	go func() { opened <- c.call("webmcp_open_tab", map[string]any{"url": home, "wait_ms": 25000}) }()
+	homeTab := 0
+	for deadline := time.Now().Add(15 * time.Second); homeTab == 0; {
+		for _, tab := range c.tabs() {
+			if tab.URL == home {
+				homeTab = tab.Tab
+			}
+		}
+		if homeTab == 0 && time.Now().After(deadline) {
+			t.Fatalf("the tab opened on %s never showed in webmcp_list_tabs", home)
+		}
+	}
+	c.callOK("webmcp_close_tab", map[string]any{"tab": homeTab})
+	select {
+	case r := <-opened:
+		check("open-tab-closed", r, home)
+	case <-time.After(20 * time.Second):
+		t.Fatal("webmcp_open_tab did not end when its tab closed")
+	}
+
 	for id := range table {
 		if !checked[id] {
 			t.Errorf("docs/errors.md's %s is not triggered by this test", id)
 		}
+	}
+}
+
+// waitTabsWithout waits until no open tab's URL starts with any of
+// prefixes (a tab that closes leaves webmcp_list_tabs when the browser
+// says it closed).
+func (c *client) waitTabsWithout(prefixes ...string) {
+	c.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var left []string
+		for _, tab := range c.tabs() {
+			for _, p := range prefixes {
+				if strings.HasPrefix(tab.URL, p) {
+					left = append(left, tab.URL)
+				}
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("tabs still open: %q", left)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
+	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -155,9 +157,10 @@ func TestAgentSurface(t *testing.T) {
 }
 
 // TestAgentListActive: with --list active, tools/list holds one tab's
-// page tools; webmcp_activate_tab switches it to the other tab's (with
-// list_changed), and the unlisted tab's tools still answer by name and
-// through search.
+// page tools; the unlisted tab's tools still answer by name and through
+// search, and a call of one (no tab made active yet) switches the list to
+// its tab, as webmcp_activate_tab switches it back (each with
+// list_changed).
 func TestAgentListActive(t *testing.T) {
 	shop, widget := shopAndWidget(t)
 	c := start(t, "launch", "--headless", "--list", "active", shop, widget)
@@ -180,37 +183,13 @@ func TestAgentListActive(t *testing.T) {
 	}
 	// Both pages must have registered first: until then the list may
 	// follow the one that did.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		withTools := 0
-		for _, tab := range c.tabs() {
-			if len(tab.Tools) > 0 {
-				withTools++
-			}
-		}
-		if withTools == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the shop's and the widget's tabs did not both get their tools: %+v", c.tabs())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	c.waitTabsWithTools(2)
 	tools := c.waitFor("one tab's tools alone", oneTab)
 	first := "shop"
 	if len(toolWithSuffix(tools, "update_chart")) == 1 {
 		first = "widget"
 	}
 	other := map[string]string{"shop": "widget", "widget": "shop"}[first]
-	otherTab := 0
-	for _, tab := range c.tabs() {
-		if strings.HasSuffix(tab.URL, "/"+other+"/") {
-			otherTab = tab.Tab
-		}
-	}
-	if otherTab == 0 {
-		t.Fatalf("no %s tab in %+v", other, c.tabs())
-	}
 	// The other tab's tools are found by search and answer by name.
 	probe := map[string][2]string{"shop": {"view cart", "_view_cart"}, "widget": {"forecast chart", "_update_chart"}}[other]
 	query, want := probe[0], probe[1]
@@ -222,17 +201,132 @@ func TestAgentListActive(t *testing.T) {
 	if tools[unlisted] != nil {
 		t.Fatalf("%s is listed with the %s's tab active", unlisted, first)
 	}
+	firstTools := pageNamesOf(tools)
+	// A call of it by name works, and (no tab was made active) makes its
+	// tab the most recently used: the list switches to that tab's tools,
+	// with list_changed.
+	c.drainChanges()
 	if res := c.call(unlisted, map[string]any{}); res.IsError {
 		t.Errorf("the unlisted %s: %s", unlisted, text(res))
 	}
+	c.waitChange("a call into the " + other + "'s tab")
+	c.waitFor("the "+other+"'s tools alone after a call", func(m map[string]*mcp.Tool) bool { return m[unlisted] != nil && oneTab(m) })
 
+	// webmcp_activate_tab brings the first tab's tools back.
 	c.drainChanges()
-	c.callOK("webmcp_activate_tab", map[string]any{"tab": otherTab})
+	c.callOK("webmcp_activate_tab", map[string]any{"tab": c.tabOf(first)})
 	c.waitChange("webmcp_activate_tab")
-	tools = c.waitFor("the other tab's tools alone", func(m map[string]*mcp.Tool) bool { return m[unlisted] != nil && oneTab(m) })
+	tools = c.waitFor("the "+first+"'s tools alone", func(m map[string]*mcp.Tool) bool { return oneTab(m) && slices.Equal(pageNamesOf(m), firstTools) })
 	if n := len(pageTools(tools)); n != 1 {
 		t.Errorf("after webmcp_activate_tab, page tools of %d sites are listed: %v", n, names(tools))
 	}
+}
+
+// tabOf is the number of the tab whose URL ends in /page/.
+func (c *client) tabOf(page string) int {
+	c.t.Helper()
+	for _, tab := range c.tabs() {
+		if strings.HasSuffix(tab.URL, "/"+page+"/") {
+			return tab.Tab
+		}
+	}
+	c.t.Fatalf("no %s tab in %+v", page, c.tabs())
+	return 0
+}
+
+// pageNamesOf is the sorted names of the page tools in m.
+func pageNamesOf(m map[string]*mcp.Tool) []string {
+	var out []string
+	for name := range m {
+		if !strings.HasPrefix(name, "webmcp_") {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// waitTabsWithTools waits until n open tabs have tools, and returns each
+// tab's tool names by the last path segment of its URL ("shop").
+func (c *client) waitTabsWithTools(n int) map[string][]string {
+	c.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		byPage := map[string][]string{}
+		for _, tab := range c.tabs() {
+			if len(tab.Tools) > 0 {
+				byPage[path.Base(strings.TrimSuffix(tab.URL, "/"))] = tab.Tools
+			}
+		}
+		if len(byPage) == n {
+			return byPage
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%d tabs did not all get their tools: %+v", n, c.tabs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestAgentMaxListedTools: --max-listed-tools keeps tools/list, the own
+// tools included, at the cap over three tabs: the active tab's tools
+// first, then those of the most recently used tab (a call moves its tab
+// up, with list_changed); webmcp_list_tools says that more tools exist and
+// finds them, and they answer by name.
+func TestAgentMaxListedTools(t *testing.T) {
+	shop, widget := shopAndWidget(t)
+	notes := strings.TrimSuffix(shop, "/shop/") + "/notes/"
+	// 7 own tools, the widget's 4 and one other tab's 5 (shop or notes).
+	const limit = 7 + 4 + 5
+	c := start(t, "launch", "--headless", "--max-listed-tools", strconv.Itoa(limit), shop, widget, notes)
+	byPage := c.waitTabsWithTools(3)
+	if len(byPage["shop"]) != 5 || len(byPage["widget"]) != 4 || len(byPage["notes"]) != 5 {
+		t.Fatalf("tools by page %v, want the shop's 5, the widget's 4 and the notes' 5", byPage)
+	}
+	listedAre := func(pages ...string) func(map[string]*mcp.Tool) bool {
+		var want []string
+		for _, p := range pages {
+			want = append(want, byPage[p]...)
+		}
+		slices.Sort(want)
+		return func(m map[string]*mcp.Tool) bool { return len(m) == limit && slices.Equal(pageNamesOf(m), want) }
+	}
+	viewCart := byPage["shop"][slices.IndexFunc(byPage["shop"], func(n string) bool { return strings.HasSuffix(n, "_view_cart") })]
+	listNotes := byPage["notes"][slices.IndexFunc(byPage["notes"], func(n string) bool { return strings.HasSuffix(n, "_list_notes") })]
+
+	// The shop used last, then the widget made active: the widget's tools,
+	// then the shop's.
+	c.callOK(viewCart, map[string]any{})
+	c.drainChanges()
+	c.callOK("webmcp_activate_tab", map[string]any{"tab": c.tabOf("widget")})
+	c.waitChange("webmcp_activate_tab")
+	tools := c.waitFor("the widget's and the shop's tools", listedAre("widget", "shop"))
+	for _, name := range byPage["notes"] {
+		if tools[name] != nil {
+			t.Errorf("the notes' %s is listed over the cap", name)
+		}
+	}
+
+	// webmcp_list_tools says that more exist, and finds them.
+	got := c.search(map[string]any{"query": "notes"})
+	wantNote := "5 page tools are not in your tool list (--list all --max-listed-tools " + strconv.Itoa(limit) + ")"
+	if !strings.Contains(got.Note, wantNote) || !strings.Contains(got.Note, "webmcp_call") {
+		t.Errorf("webmcp_list_tools note %q, want %q and how to call them", got.Note, wantNote)
+	}
+	found := false
+	for _, tl := range got.Tools {
+		found = found || tl.Name == listNotes
+	}
+	if !found {
+		t.Errorf("webmcp_list_tools notes = %+v, want the unlisted %s", got.Tools, listNotes)
+	}
+
+	// A call of an unlisted notes tool by its name works, and makes the
+	// notes tab the most recently used: its tools take the shop's place
+	// behind the active widget's.
+	c.drainChanges()
+	c.callOK(listNotes, map[string]any{})
+	c.waitChange("a call into the notes tab")
+	c.waitFor("the widget's and the notes' tools", listedAre("widget", "notes"))
 }
 
 // siteOf is the site part of a page tool's routed name: the shop's and the

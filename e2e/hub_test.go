@@ -255,6 +255,7 @@ func TestCatalogFlagErrors(t *testing.T) {
 		{"name length over 128", []string{"--max-name-length", "129"}, "--max-name-length 129: WebMCP tool names are at most 128 characters"},
 		{"no calls in flight", []string{"--max-inflight-per-tab", "0"}, "--max-inflight-per-tab 0: must be at least 1"},
 		{"negative cache TTL", []string{"--cache-ttl", "-1h"}, "--cache-ttl -1h0m0s: must be positive"},
+		{"a list cap below the own tools", []string{"--max-listed-tools", "5"}, "--max-listed-tools 5: must be 0 (no cap) or at least 7: the server's own 7 webmcp_* tools are always listed and count against the cap (3 with --no-tab-tools)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

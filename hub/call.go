@@ -89,7 +89,7 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, tabN 
 func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args json.RawMessage, tabN *int) (res core.Outcome, retry bool) {
 	t := c.tab
 	*tabN = t.n
-	t.touch(h)
+	h.markUsed(t)
 	select {
 	case t.inflight <- struct{}{}:
 		defer func() { <-t.inflight }()

@@ -34,7 +34,7 @@
 //   - cache.go and state.go: cached tools and the state file they survive
 //     restarts in, written by one background writer.
 //   - policy.go: limits, the registration budget and the origin policy.
-//   - watch.go and refusals.go: subscriptions (Watch, WatchCalls, Changed)
+//   - watch.go and refusals.go: subscriptions (Watch, WatchUse, WatchCalls, Changed)
 //     and the refusal log.
 //
 // Every method of a Hub is safe for concurrent use. The catalog is guarded

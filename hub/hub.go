@@ -93,9 +93,11 @@ type Hub struct {
 	callWatchers callWatchers
 	store        *stateStore // nil without a state directory
 	// search is the tool-search index of the latest catalog searched
-	// (search.go); useSeq numbers the uses of tabs, for recency (tabs.go).
-	search atomic.Pointer[searchIndex]
-	useSeq atomic.Uint64
+	// (search.go); useSeq numbers the uses of tabs, for recency, and
+	// lastUsed is the tab used last (tabs.go).
+	search   atomic.Pointer[searchIndex]
+	useSeq   atomic.Uint64
+	lastUsed atomic.Pointer[tab]
 
 	mu      sync.Mutex
 	tabs    map[string]*tab
@@ -120,9 +122,11 @@ type Hub struct {
 	seq      uint64
 	version  uint64
 	changed  chan struct{} // closed and replaced on every change
-	// watchers are the subscriptions to changes (see Watch).
-	watchers map[*watcher]struct{}
-	denied   map[string]bool // origins whose denial was logged
+	// watchers are the subscriptions to changes (see Watch), useWatchers
+	// those to the tab used last (see WatchUse).
+	watchers    map[*watcher]struct{}
+	useWatchers map[*watcher]struct{}
+	denied      map[string]bool // origins whose denial was logged
 	// refusals keeps the last refusals, for the status page and CI mode.
 	refusals refusalLog
 	// plainFrame is, per tab and tool, the frame that holds the tab-level
@@ -224,8 +228,9 @@ func New(b Browser, opts Options) *Hub {
 		kick:      make(chan struct{}, 1),
 		changed:   make(chan struct{}),
 
-		watchers: make(map[*watcher]struct{}),
-		denied:   make(map[string]bool),
+		watchers:    make(map[*watcher]struct{}),
+		useWatchers: make(map[*watcher]struct{}),
+		denied:      make(map[string]bool),
 
 		plainFrame: make(map[string]string),
 	}

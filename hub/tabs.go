@@ -36,8 +36,33 @@ func (h *Hub) tabLocked(id string) *tab {
 	return t
 }
 
-// touch records that t was just used: opened, activated, or called.
-func (t *tab) touch(h *Hub) { t.used.Store(h.useSeq.Add(1)) }
+// touch records that t was just used: opened, activated, or called. It
+// reports whether t took the place of another tab as the one used last
+// (the order of TabOrder changed), without a lock: of two touches that
+// race, the later one's tab stays the last used.
+func (t *tab) touch(h *Hub) bool {
+	seq := h.useSeq.Add(1)
+	t.used.Store(seq)
+	for {
+		cur := h.lastUsed.Load()
+		if cur == t || (cur != nil && cur.used.Load() > seq) {
+			return false
+		}
+		if h.lastUsed.CompareAndSwap(cur, t) {
+			return true
+		}
+	}
+}
+
+// markUsed records a call into t: when another tab was used last, WatchUse's
+// subscribers hear that the tabs' order changed.
+func (h *Hub) markUsed(t *tab) {
+	if t.touch(h) {
+		h.mu.Lock()
+		signal(h.useWatchers)
+		h.mu.Unlock()
+	}
+}
 
 // TabClosed forgets a tab and every document in it. Its cached tools stay.
 func (h *Hub) TabClosed(id string) {
@@ -102,6 +127,7 @@ func (h *Hub) SetActive(id string) {
 	if t := h.tabs[id]; t != nil {
 		t.touch(h)
 	}
+	signal(h.useWatchers) // the active tab leads TabOrder
 	h.finish(h.rebuildLocked(dirty))
 }
 

@@ -101,28 +101,38 @@ func TestTabs(t *testing.T) {
 }
 
 // TestTabOrder: the active tab first, then the most recently used
-// (opened, activated, called).
+// (opened, activated, called); WatchUse signals when a call or an
+// activation changes the tab used last, and only then.
 func TestTabOrder(t *testing.T) {
 	h := hub.New(&fakeBrowser{}, hub.Options{})
+	used, stop := h.WatchUse()
+	defer stop()
 	h.TabOpened("A", origin+"/a", "A")
 	h.TabOpened("B", origin+"/b", "B")
 	h.TabOpened("C", origin+"/c", "C")
 	h.Update(mkDoc("a", "A", origin), mkTools("x"), nil)
+	h.Update(mkDoc("c", "C", origin), mkTools("y"), nil)
 	steps := []struct {
-		what string
-		do   func()
-		want []int
+		what       string
+		do         func()
+		want       []int
+		wantSignal bool
 	}{
-		{"opened in order", func() {}, []int{3, 2, 1}},
-		{"a call into tab 1", func() { h.Call(t.Context(), site+"_x", nil) }, []int{1, 3, 2}},
-		{"tab 2 made active", func() { h.SetActive("B") }, []int{2, 1, 3}},
-		{"a call into tab 1 keeps the active tab first", func() { h.Call(t.Context(), site+"_x", nil) }, []int{2, 1, 3}},
-		{"the active tab closed", func() { h.TabClosed("B") }, []int{1, 3}},
+		{"opened in order", func() {}, []int{3, 2, 1}, false},
+		{"a call into tab 1", func() { h.Call(t.Context(), site+"_x", nil) }, []int{1, 3, 2}, true},
+		{"another call into tab 1", func() { h.Call(t.Context(), site+"_x", nil) }, []int{1, 3, 2}, false},
+		{"a call into tab 3", func() { h.Call(t.Context(), site+"_y", nil) }, []int{3, 1, 2}, true},
+		{"tab 2 made active", func() { h.SetActive("B") }, []int{2, 3, 1}, true},
+		{"a call into tab 1 keeps the active tab first", func() { h.Call(t.Context(), site+"_x", nil) }, []int{2, 1, 3}, true},
+		{"the active tab closed", func() { h.TabClosed("B") }, []int{1, 3}, false},
 	}
 	for _, s := range steps {
 		s.do()
 		if got := h.TabOrder(); !reflect.DeepEqual(got, s.want) {
 			t.Errorf("after %s: TabOrder = %v, want %v", s.what, got, s.want)
+		}
+		if got := pending(used); got != s.wantSignal {
+			t.Errorf("after %s: WatchUse signalled %v, want %v", s.what, got, s.wantSignal)
 		}
 	}
 }

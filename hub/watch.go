@@ -21,21 +21,35 @@ type watcher struct {
 // again; it is not closed). Changes that come while the subscriber is busy
 // fold into one pending signal, so a slow subscriber never holds the hub up
 // and, when it reads, reads the latest catalog.
-func (h *Hub) Watch() (<-chan struct{}, func()) {
+func (h *Hub) Watch() (<-chan struct{}, func()) { return h.subscribe(h.watchers) }
+
+// WatchUse returns a channel that receives when the tab used last changes
+// (a call into another tab than the last one called, opened or activated,
+// or another tab made active): the order of TabOrder changed, though the
+// catalog may not have. Signals fold as Watch's do; the func ends the
+// subscription. A list that follows the tabs' use (the MCP server's --list
+// active, --max-listed-tools) is made again on it.
+func (h *Hub) WatchUse() (<-chan struct{}, func()) { return h.subscribe(h.useWatchers) }
+
+// subscribe adds a watcher to set, which h.mu guards.
+func (h *Hub) subscribe(set map[*watcher]struct{}) (<-chan struct{}, func()) {
 	w := &watcher{ch: make(chan struct{}, 1)}
 	h.mu.Lock()
-	h.watchers[w] = struct{}{}
+	set[w] = struct{}{}
 	h.mu.Unlock()
 	return w.ch, func() {
 		h.mu.Lock()
-		delete(h.watchers, w)
+		delete(set, w)
 		h.mu.Unlock()
 	}
 }
 
 // notifyLocked signals every watcher without blocking.
-func (h *Hub) notifyLocked() {
-	for w := range h.watchers {
+func (h *Hub) notifyLocked() { signal(h.watchers) }
+
+// signal signals the watchers of set without blocking; h.mu is held.
+func signal(set map[*watcher]struct{}) {
+	for w := range set {
 		select {
 		case w.ch <- struct{}{}:
 		default:

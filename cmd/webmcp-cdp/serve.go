@@ -64,7 +64,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.dialogs, "dialogs", "fail", "a page dialog during a call, when the client cannot be asked (no elicitation): accept, dismiss, or fail (dismiss it and return an error)")
 	fs.StringVar(&f.confirm, "confirm", "none", "ask the client before calling: consequential (tools marked consequentialHint), writes (every tool not marked readOnlyHint), or none")
 	fs.StringVar(&f.list, "list", "all", "which page tools tools/list holds: all, active (the active tab's; the rest stay reachable through webmcp_list_tools and webmcp_call), or active+cached (also cached tools of closed pages)")
-	fs.IntVar(&f.maxListed, "max-listed-tools", 0, "most tools in tools/list, the server's own included (the active tab's first, then the most recently used tabs'); 0 for no cap")
+	fs.IntVar(&f.maxListed, "max-listed-tools", 0, "most tools in tools/list, the server's own included (the active tab's first, then the most recently used tabs'); 0 for no cap, else at least 7 (3 with --no-tab-tools)")
 	fs.IntVar(&f.maxInflight, "max-inflight-per-tab", 16, "most tool calls running in one tab; more are refused until one finishes")
 	fs.IntVar(&f.maxDescBytes, "max-description-bytes", hub.DefaultDescriptionBytes, "longest tool description taken from a page; longer tools are refused")
 	fs.IntVar(&f.maxSchemaBytes, "max-schema-bytes", hub.DefaultSchemaBytes, "longest inputSchema (bytes of JSON) taken from a page; larger tools are refused")
@@ -95,7 +95,7 @@ func (f *serveFlags) check() (polyfill.Backend, error) {
 	if _, err := mcpserver.ParseConfirmPolicy(f.confirm); err != nil {
 		return "", err
 	}
-	if f.listing, err = mcpserver.ParseListPolicy(f.list, f.maxListed); err != nil {
+	if f.listing, err = mcpserver.ParseListPolicy(f.list, f.maxListed, mcpserver.OwnToolCount(!f.noTabTools)); err != nil {
 		return "", err
 	}
 	if f.maxTools < 1 {

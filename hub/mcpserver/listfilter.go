@@ -45,8 +45,10 @@ type ListPolicy struct {
 }
 
 // ParseListPolicy reads the --list and --max-listed-tools flags: mode is
-// "all", "active" or "active+cached".
-func ParseListPolicy(mode string, max int) (ListPolicy, error) {
+// "all", "active" or "active+cached". own is the number of the server's own
+// tools (OwnToolCount): they are always listed and count against the cap,
+// so a cap below it could not be kept and is refused.
+func ParseListPolicy(mode string, max, own int) (ListPolicy, error) {
 	var p ListPolicy
 	switch mode {
 	case "", "all":
@@ -58,11 +60,20 @@ func ParseListPolicy(mode string, max int) (ListPolicy, error) {
 	default:
 		return p, fmt.Errorf("--list %q: want all, active or active+cached", mode)
 	}
-	if max < 0 {
-		return p, fmt.Errorf("--max-listed-tools %d: must be 0 (no cap) or more", max)
+	if max < 0 || (max > 0 && max < own) {
+		return p, fmt.Errorf("--max-listed-tools %d: must be 0 (no cap) or at least %d: %s", max, own, ownToolsNote(own))
 	}
 	p.Max = max
 	return p, nil
+}
+
+// ownToolsNote says why a cap cannot go below own tools.
+func ownToolsNote(own int) string {
+	note := fmt.Sprintf("the server's own %d webmcp_* tools are always listed and count against the cap", own)
+	if own > ownToolsBase {
+		note += fmt.Sprintf(" (%d with --no-tab-tools)", ownToolsBase)
+	}
+	return note
 }
 
 // String says the policy as its flags would.

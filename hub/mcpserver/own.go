@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -79,6 +80,24 @@ type listToolsOut struct {
 	Note string `json:"note,omitempty"`
 }
 
+// The number of the server's own tools: the three that are always there
+// (list tabs, call, list tools) and the four tab tools (open, reload,
+// activate, close).
+const (
+	ownToolsBase = 3
+	ownTabTools  = 4
+)
+
+// OwnToolCount is the number of the server's own webmcp_* tools, with the
+// tab tools (Options.Tabs set) or without: tools/list always holds them,
+// and ListPolicy.Max counts them.
+func OwnToolCount(tabTools bool) int {
+	if tabTools {
+		return ownToolsBase + ownTabTools
+	}
+	return ownToolsBase
+}
+
 // compactDescription is the first line of a description, cut to 200 bytes.
 func compactDescription(d string) string {
 	d, _, _ = strings.Cut(d, "\n")
@@ -149,22 +168,24 @@ func (s *Server) addOwnTools() {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in listToolsArgs) (*mcp.CallToolResult, any, error) {
 			return nil, s.listTools(in), nil
 		})
-	s.ownCount = 3 // the three above
+	s.ownCount = OwnToolCount(s.opts.Tabs != nil)
 	if s.opts.Tabs == nil {
 		return
 	}
-	s.ownCount += 4 // open, reload, activate, close
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_open_tab", InputSchema: schemaOpen,
 		Description: "Open a URL in a new tab; returns its tools once the page has them."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in openArgs) (*mcp.CallToolResult, any, error) {
 			wait := toolWait(in.WaitMS)
 			id, err := s.opts.Tabs.Open(ctx, in.URL)
+			if err != nil && id != "" {
+				return nil, nil, s.openFailed(ctx, id, in.URL, err)
+			}
 			if err != nil {
 				return nil, nil, err
 			}
-			ti, ok := s.waitTools(ctx, id, wait, true)
+			ti, ok := s.waitTools(ctx, id, wait, true, false)
 			if !ok {
-				return nil, nil, fmt.Errorf("the tab opened on %s was closed before its page was ready", in.URL)
+				return nil, nil, fmt.Errorf("the tab opened on %s was closed before its page was ready (the person or the page closed it); call webmcp_open_tab again to open it anew", in.URL)
 			}
 			return nil, ti, nil
 		})
@@ -187,9 +208,9 @@ func (s *Server) addOwnTools() {
 			// Reload returns once the new document loaded, so the old one's
 			// tools are gone: wait for the new one's to settle. A page that
 			// had no tools is not waited for beyond the quiet period.
-			now, ok := s.waitTools(ctx, ti.ID, time.Until(deadline), len(ti.Tools) > 0)
+			now, ok := s.waitTools(ctx, ti.ID, time.Until(deadline), len(ti.Tools) > 0, true)
 			if !ok {
-				return nil, nil, fmt.Errorf("tab %d was closed while it reloaded", ti.N)
+				return nil, nil, fmt.Errorf("tab %d was closed while it reloaded; webmcp_open_tab opens its page again (url %s)", ti.N, ti.URL)
 			}
 			msg := fmt.Sprintf("done: tab %d (%s) reloaded", now.N, now.URL)
 			switch {
@@ -223,6 +244,32 @@ func (s *Server) addOwnTools() {
 	tabTool("webmcp_close_tab", "Close a tab and its tools.", func(ctx context.Context, ti hub.TabInfo) error {
 		return s.opts.Tabs.CloseTab(ctx, ti.ID)
 	})
+}
+
+// loadFailure is the error of a page the browser could not load: its
+// LoadFailure says why, as the browser put it (cdp.LoadError has it).
+type loadFailure interface {
+	error
+	LoadFailure() string
+}
+
+// closeFailedTimeout bounds closing the tab of a page that could not load.
+const closeFailedTimeout = 5 * time.Second
+
+// openFailed is webmcp_open_tab's error when Tabs.Open made tab id but the
+// page could not load: the tab, which shows the browser's error page and
+// no tools, is closed, and the error says what to check.
+func (s *Server) openFailed(ctx context.Context, id, url string, err error) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeFailedTimeout)
+	defer cancel()
+	if cerr := s.opts.Tabs.CloseTab(cctx, id); cerr != nil {
+		s.logger.Warn("could not close the tab of a page that did not load", "url", url, "err", cerr)
+	}
+	why := err.Error()
+	if lf, ok := errors.AsType[loadFailure](err); ok {
+		why = lf.LoadFailure()
+	}
+	return fmt.Errorf("the page %s could not load (%s), so its tab was closed; check the URL and that the site is up, then call webmcp_open_tab again", url, why)
 }
 
 // noTab is the error of a tab tool given a tab that is not open.

@@ -2,7 +2,9 @@ package mcpserver_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -101,23 +103,49 @@ func (e *env) waitPageTools(t *testing.T, want ...string) {
 }
 
 // TestListActive: with --list active, tools/list holds the active tab's
-// page tools (each once), activating another tab sends list_changed and
-// lists its tools, and the others stay callable and searchable.
+// page tools (each once); with no tab made active, a call into another tab
+// makes it the one listed, with list_changed; activating another tab sends
+// list_changed and lists its tools, and the others stay callable and
+// searchable.
 func TestListActive(t *testing.T) {
 	e := listEnv(t, mcpserver.ListPolicy{Mode: mcpserver.ListActive})
+	drain := func() {
+		for len(e.changedC) > 0 {
+			<-e.changedC
+		}
+	}
+	waitChanged := func(after string) {
+		t.Helper()
+		select {
+		case <-e.changedC:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no list_changed after %s", after)
+		}
+	}
 	// No tab made active yet: the most recently used (the last opened).
 	e.waitPageTools(t, site+"_b", site+"_both")
-	for len(e.changedC) > 0 {
-		<-e.changedC
+	drain()
+	// A call of tab 1's unlisted tool makes tab 1 the most recently used.
+	if r := e.call(t, site+"_a", map[string]any{}); r.IsError {
+		t.Fatalf("calling the unlisted %s_a: %s", site, textOf(t, r))
 	}
+	waitChanged("a call into tab 1")
+	// Site-level "both" still goes to tab 2 (no tab is active): tab 1's is
+	// its tab-level name.
+	e.waitPageTools(t, site+"_a", site+"_tab1_both")
+	// And one into tab 2 brings its tools back.
+	drain()
+	if r := e.call(t, site+"_b", map[string]any{}); r.IsError {
+		t.Fatalf("calling the unlisted %s_b: %s", site, textOf(t, r))
+	}
+	waitChanged("a call into tab 2")
+	e.waitPageTools(t, site+"_b", site+"_both")
+
+	drain()
 	if r := e.call(t, "webmcp_activate_tab", map[string]any{"tab": 1}); r.IsError {
 		t.Fatalf("webmcp_activate_tab: %s", textOf(t, r))
 	}
-	select {
-	case <-e.changedC:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no list_changed after webmcp_activate_tab")
-	}
+	waitChanged("webmcp_activate_tab")
 	e.waitPageTools(t, site+"_a", site+"_both")
 	// Tab 2's tool is not listed, and still answers by its name.
 	if r := e.call(t, site+"_b", map[string]any{}); r.IsError {
@@ -145,24 +173,38 @@ func TestMaxListedTools(t *testing.T) {
 	}
 }
 
+// TestParseListPolicy: the flags' values, and a cap below the server's own
+// tools refused with the minimum named.
 func TestParseListPolicy(t *testing.T) {
+	own := mcpserver.OwnToolCount(true)
 	tests := []struct {
 		mode    string
 		max     int
+		own     int
 		want    mcpserver.ListPolicy
-		wantErr bool
+		wantErr string
 	}{
-		{"all", 0, mcpserver.ListPolicy{Mode: mcpserver.ListAll}, false},
-		{"active", 40, mcpserver.ListPolicy{Mode: mcpserver.ListActive, Max: 40}, false},
-		{"active+cached", 0, mcpserver.ListPolicy{Mode: mcpserver.ListActive, Cached: true}, false},
-		{"some", 0, mcpserver.ListPolicy{}, true},
-		{"all", -1, mcpserver.ListPolicy{}, true},
+		{"all", 0, own, mcpserver.ListPolicy{Mode: mcpserver.ListAll}, ""},
+		{"active", 40, own, mcpserver.ListPolicy{Mode: mcpserver.ListActive, Max: 40}, ""},
+		{"active+cached", 0, own, mcpserver.ListPolicy{Mode: mcpserver.ListActive, Cached: true}, ""},
+		{"all", own, own, mcpserver.ListPolicy{Mode: mcpserver.ListAll, Max: own}, ""},
+		{"some", 0, own, mcpserver.ListPolicy{}, "want all, active or active+cached"},
+		{"all", -1, own, mcpserver.ListPolicy{}, "must be 0 (no cap) or at least 7"},
+		{"all", 5, own, mcpserver.ListPolicy{}, "--max-listed-tools 5: must be 0 (no cap) or at least 7: the server's own 7 webmcp_* tools are always listed and count against the cap (3 with --no-tab-tools)"},
+		{"all", 5, mcpserver.OwnToolCount(false), mcpserver.ListPolicy{Mode: mcpserver.ListAll, Max: 5}, ""},
+		{"all", 2, mcpserver.OwnToolCount(false), mcpserver.ListPolicy{}, "at least 3: the server's own 3 webmcp_* tools are always listed and count against the cap"},
 	}
 	for _, tt := range tests {
-		got, err := mcpserver.ParseListPolicy(tt.mode, tt.max)
-		if (err != nil) != tt.wantErr || (!tt.wantErr && got != tt.want) {
-			t.Errorf("ParseListPolicy(%q, %d) = %+v, %v; want %+v (error: %v)", tt.mode, tt.max, got, err, tt.want, tt.wantErr)
+		got, err := mcpserver.ParseListPolicy(tt.mode, tt.max, tt.own)
+		switch {
+		case tt.wantErr == "" && (err != nil || got != tt.want):
+			t.Errorf("ParseListPolicy(%q, %d, %d) = %+v, %v; want %+v", tt.mode, tt.max, tt.own, got, err, tt.want)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("ParseListPolicy(%q, %d, %d) = %v; want an error with %q", tt.mode, tt.max, tt.own, err, tt.wantErr)
 		}
+	}
+	if own != len(ownTools)+len(tabTools)+1 {
+		t.Errorf("OwnToolCount(true) = %d, want %d", own, len(ownTools)+len(tabTools)+1)
 	}
 }
 
@@ -182,5 +224,37 @@ func TestTagStaysShort(t *testing.T) {
 		if got := mcpserver.Tag(tt.p); got != tt.want {
 			t.Errorf("Tag(%+v) = %q, want %q", tt.p, got, tt.want)
 		}
+	}
+}
+
+// loadError is an error with LoadFailure, as cdp.LoadError.
+type loadError struct{ text string }
+
+func (e *loadError) Error() string       { return "navigating tab ERR: the page could not load: " + e.text }
+func (e *loadError) LoadFailure() string { return e.text }
+
+// TestOpenTabLoadFails: a page that could not load has its tab closed, and
+// webmcp_open_tab's error says why (as the browser put it) and what to do.
+func TestOpenTabLoadFails(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+		why  string
+	}{
+		{"a load error", &loadError{"net::ERR_CONNECTION_REFUSED"}, "net::ERR_CONNECTION_REFUSED"},
+		{"another error with the tab", errors.New("the tab crashed"), "opening: the tab crashed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tabs := &fakeTabs{loadErr: fmt.Errorf("opening: %w", tt.err)}
+			e := start(t, tabs)
+			r := e.call(t, "webmcp_open_tab", map[string]any{"url": "http://127.0.0.1:9/"})
+			want := "the page http://127.0.0.1:9/ could not load (" + tt.why + "), so its tab was closed; check the URL and that the site is up, then call webmcp_open_tab again"
+			if got := textOf(t, r); !r.IsError || got != want {
+				t.Errorf("webmcp_open_tab = %v %q, want an error %q", r.IsError, got, want)
+			}
+			if ops := tabs.snapshot(); !reflect.DeepEqual(ops, []string{"open http://127.0.0.1:9/", "close ERR"}) {
+				t.Errorf("the browser was asked %q, want the open and the close of its tab", ops)
+			}
+		})
 	}
 }

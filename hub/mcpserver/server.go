@@ -136,7 +136,19 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 	s.tools = NewToolSet(s.mcp, ToolSetOptions{Logger: opts.Logger, FirstList: opts.FirstList, Unlisted: s.unlistedTool})
 	go s.tools.Run(ctx)
 	s.addOwnTools()
+	if m := opts.List.Max; m > 0 && m < s.ownCount {
+		// ParseListPolicy refuses such a cap; a caller that set it directly
+		// gets its own tools listed all the same, over the cap.
+		s.logger.Warn("the list cap is below the server's own tools; they are listed anyway", "max", m, "own", s.ownCount)
+	}
 	changes, stopChanges := h.Watch()
+	// A list that follows the tabs' use is made again when the tab used
+	// last changes, as by a call into another tab (listfilter.go).
+	var used <-chan struct{}
+	stopUsed := func() {}
+	if p := opts.List; p.Mode == ListActive || p.Max > 0 {
+		used, stopUsed = h.WatchUse()
+	}
 	calls, stopCalls := h.WatchCalls(64)
 	s.sync()
 	go func() {
@@ -152,7 +164,8 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 	}()
 	go func() {
 		defer stopChanges()
-		s.follow(ctx, changes)
+		defer stopUsed()
+		s.follow(ctx, changes, used)
 	}()
 	return s
 }
@@ -160,16 +173,19 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 // MCP returns the go-sdk server, to run on a transport.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// follow applies catalog changes one sync at a time; changes that arrive
-// while a sync runs fold into one more sync (the hub's watch channel holds
-// one pending signal), so the last change is never lost. Pacing the
-// notifications is the ToolSet's.
-func (s *Server) follow(ctx context.Context, changes <-chan struct{}) {
+// follow applies catalog changes, and changes of the tab used last (used,
+// nil when the list does not follow them), one sync at a time; changes that
+// arrive while a sync runs fold into one more sync (the hub's watch
+// channels hold one pending signal), so the last change is never lost.
+// Pacing the notifications is the ToolSet's.
+func (s *Server) follow(ctx context.Context, changes, used <-chan struct{}) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-changes:
+			s.sync()
+		case <-used:
 			s.sync()
 		}
 	}

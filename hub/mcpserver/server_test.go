@@ -63,6 +63,9 @@ func (b *fakeBrowser) snapshot() []invocation {
 type fakeTabs struct {
 	hub  *hub.Hub
 	fail error
+	// loadErr, when set, is the error of a page that could not load:
+	// Open returns it with the tab's id, as the browser's Open does.
+	loadErr error
 
 	mu  sync.Mutex
 	ops []string
@@ -78,6 +81,10 @@ func (f *fakeTabs) record(op string) error {
 func (f *fakeTabs) Open(_ context.Context, url string) (string, error) {
 	if err := f.record("open " + url); err != nil {
 		return "", err
+	}
+	if f.loadErr != nil {
+		f.hub.TabOpened("ERR", "chrome-error://chromewebdata/", "")
+		return "ERR", f.loadErr
 	}
 	// The new tab's page registers a tool, as a browser would report it.
 	f.hub.TabOpened("NEW", url, "New")

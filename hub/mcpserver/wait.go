@@ -38,30 +38,38 @@ func toolWait(ms int) time.Duration {
 // waitTools waits until the tab's tools stayed the same for openQuiet (and,
 // with needTools, the tab has some), or until wait passes or ctx ends, and
 // describes the tab as it is then; false when the tab is not open then.
-func (s *Server) waitTools(ctx context.Context, id string, wait time.Duration, needTools bool) (hub.TabInfo, bool) {
-	waitTabTools(ctx, s.hub.Changed, func() (hub.TabInfo, bool) { return s.hub.TabOf(id) }, openQuiet, wait, needTools)
+// wasOpen says the hub knew the tab before (a reload): its closing then
+// ends the wait even if no read saw it open.
+func (s *Server) waitTools(ctx context.Context, id string, wait time.Duration, needTools, wasOpen bool) (hub.TabInfo, bool) {
+	waitTabTools(ctx, s.hub.Changed, func() (hub.TabInfo, bool) { return s.hub.TabOf(id) }, openQuiet, wait, needTools, wasOpen)
 	return s.hub.TabOf(id)
 }
 
 // waitTabTools is waitTools over a hub's Changed and a read of the tab. It
 // reads the tab when changed's channel closes and once more when a quiet
 // period ends; the quiet period restarts whenever the tab's tools differ.
+// A tab that was read once (or wasOpen) and then is gone (closed) ends the
+// wait at once.
 // Its timers only bound the wait.
-func waitTabTools(ctx context.Context, changed func() <-chan struct{}, read func() (hub.TabInfo, bool), quiet, wait time.Duration, needTools bool) hub.TabInfo {
+func waitTabTools(ctx context.Context, changed func() <-chan struct{}, read func() (hub.TabInfo, bool), quiet, wait time.Duration, needTools, wasOpen bool) hub.TabInfo {
 	bound := time.NewTimer(wait)
 	defer bound.Stop()
 	still := time.NewTimer(quiet)
 	defer still.Stop()
 	var last hub.TabInfo
-	quietOver := false
+	quietOver, seen := false, wasOpen
 	for {
 		next := changed() // before the read: a change after it is not missed
-		if ti, ok := read(); ok {
+		ti, ok := read()
+		switch {
+		case ok:
 			if !slices.Equal(ti.Tools, last.Tools) {
 				still.Reset(quiet)
 				quietOver = false
 			}
-			last = ti
+			last, seen = ti, true
+		case seen:
+			return last
 		}
 		if quietOver && (len(last.Tools) > 0 || !needTools) {
 			return last

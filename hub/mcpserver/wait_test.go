@@ -58,6 +58,8 @@ func TestWaitTabTools(t *testing.T) {
 			wantTools: []string{"s_test_a", "s_test_late"}, min: 100*time.Millisecond + quiet, max: 100*time.Millisecond + quiet + 300*time.Millisecond, maxReads: 6},
 		{name: "no tools: the wait ends at its bound", script: []step{{0, func(h *hub.Hub) { h.TabOpened("T", "http://s.test/", "") }}}, wait: 600 * time.Millisecond,
 			wantTools: []string{}, min: 600 * time.Millisecond, max: 900 * time.Millisecond, maxReads: 4},
+		{name: "the tab closes: the wait ends at once", script: []step{{0, func(h *hub.Hub) { h.TabOpened("T", "http://s.test/", "") }}, {100 * time.Millisecond, func(h *hub.Hub) { h.TabClosed("T") }}},
+			wait: 5 * time.Second, wantTools: []string{}, min: 100 * time.Millisecond, max: 400 * time.Millisecond, maxReads: 4},
 		{name: "ctx ends", script: nil, wait: 5 * time.Second, cancelAt: 100 * time.Millisecond,
 			wantTools: nil, min: 100 * time.Millisecond, max: 400 * time.Millisecond, maxReads: 3},
 	}
@@ -81,7 +83,7 @@ func TestWaitTabTools(t *testing.T) {
 				reads.Add(1)
 				return h.TabOf("T")
 			}
-			ti := waitTabTools(ctx, h.Changed, read, quiet, tt.wait, true)
+			ti := waitTabTools(ctx, h.Changed, read, quiet, tt.wait, true, false)
 			took := time.Since(start)
 			if !slices.Equal(ti.Tools, tt.wantTools) || (tt.wantTools == nil) != (ti.Tools == nil) {
 				t.Errorf("tools %q, want %q", ti.Tools, tt.wantTools)
@@ -169,5 +171,41 @@ func TestReloadTabWaitsForTools(t *testing.T) {
 			}
 			t.Logf("took %s: %s", took, res.Content[0].(*mcp.TextContent).Text)
 		})
+	}
+}
+
+// closingTabs is a Tabs whose Reload closes the tab, as a person closing
+// it during the reload would.
+type closingTabs struct{ reloadingTabs }
+
+func (c *closingTabs) Reload(_ context.Context, tab string) error {
+	c.hub.TabClosed(tab)
+	return nil
+}
+
+// TestReloadTabClosed: a tab closed while it reloads ends webmcp_reload_tab
+// at once, with an error that says how to open the page again.
+func TestReloadTabClosed(t *testing.T) {
+	h := hub.New(noBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
+	h.TabOpened("T", "http://s.test/", "")
+	h.Update(core.Source{Key: "d", Tab: "T", Frame: "F", Origin: "http://s.test", URL: "http://s.test/", Backend: "polyfill"},
+		[]core.Tool{{Name: "a", Description: "A."}}, nil)
+	s := New(t.Context(), h, Options{Tabs: &closingTabs{reloadingTabs{hub: h}}, Logger: slog.New(slog.DiscardHandler)})
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := s.MCP().Connect(t.Context(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "webmcp_reload_tab", Arguments: map[string]any{"tab": 1, "wait_ms": 30000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "tab 1 was closed while it reloaded; webmcp_open_tab opens its page again (url http://s.test/)"
+	if got := res.Content[0].(*mcp.TextContent).Text; !res.IsError || got != want {
+		t.Errorf("webmcp_reload_tab = %v %q, want an error %q", res.IsError, got, want)
 	}
 }
