@@ -50,6 +50,9 @@ const (
 type pageTransport struct {
 	conn      core.PageConn
 	malformed atomic.Int64
+	// progress and notes are the session's (see Read).
+	progress *pageProgress
+	notes    *atomic.Int64
 }
 
 func (t *pageTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -60,6 +63,9 @@ type pageConnection struct{ t *pageTransport }
 
 // Read returns the next JSON-RPC message of the server. Undecodable
 // messages are skipped (up to maxMalformed, then the session ends).
+// notifications/progress are passed on here, in the order they came: the
+// SDK would hand them to a handler after the call's result, too late for
+// the client (progress stops with the result).
 func (c *pageConnection) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		raw, err := c.t.conn.Recv(ctx)
@@ -71,12 +77,31 @@ func (c *pageConnection) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		msg, err := jsonrpc.DecodeMessage(raw)
 		if err == nil {
+			if c.t.progress != nil && c.t.passProgress(ctx, msg) {
+				continue
+			}
 			return msg, nil
 		}
 		if c.t.malformed.Add(1) > maxMalformed {
 			return nil, fmt.Errorf("the page server sent more than %d messages that are not JSON-RPC", maxMalformed)
 		}
 	}
+}
+
+// passProgress passes on msg if it is notifications/progress, and says so.
+func (t *pageTransport) passProgress(ctx context.Context, msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.IsCall() || req.Method != "notifications/progress" {
+		return false
+	}
+	t.notes.Add(1)
+	var n mcp.ProgressNotificationParams
+	if json.Unmarshal(req.Params, &n) == nil {
+		if sink := t.progress.sink(n.ProgressToken); sink != nil {
+			sink.forward(ctx, &n)
+		}
+	}
+	return true
 }
 
 func (c *pageConnection) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -104,15 +129,24 @@ type pageSession struct {
 	// changed holds the kinds of listing to read again (capacity 1 each).
 	tools, resources, prompts chan struct{}
 	notes                     atomic.Int64 // notifications in the current second
+	progress                  pageProgress // tokens of the calls whose client wants progress
 }
 
 // CallTool forwards tools/call; the client's cancellation reaches the page
-// server as notifications/cancelled when ctx ends.
+// server as notifications/cancelled when ctx ends, and when the client asked
+// for progress (a sink in ctx) the call carries a token of ours, whose
+// notifications/progress go back to the client with its own token.
 func (p *pageSession) CallTool(ctx context.Context, tool string, args json.RawMessage) (core.Result, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	if sink := progressFrom(ctx); sink != nil && sink.wanted() {
+		token, done := p.progress.add(sink)
+		defer done()
+		params.SetProgressToken(token)
+	}
+	res, err := p.cs.CallTool(ctx, params)
 	if err != nil {
 		var werr *jsonrpc.Error
 		if errors.As(err, &werr) {
@@ -200,7 +234,7 @@ func (s *Server) servePage(ctx context.Context, c hub.PageServerConn) {
 		},
 		Logger: slog.New(slog.DiscardHandler),
 	})
-	tr := &pageTransport{conn: c.Conn}
+	tr := &pageTransport{conn: c.Conn, progress: &p.progress, notes: &p.notes}
 	initCtx, cancel := context.WithTimeout(ctx, s.hub.PageServerInitTimeout())
 	cs, err := client.Connect(initCtx, tr, &mcp.ClientSessionOptions{ProtocolVersion: pageProtocolVersion})
 	cancel()
