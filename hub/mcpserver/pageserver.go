@@ -251,7 +251,7 @@ func (s *Server) servePage(ctx context.Context, c hub.PageServerConn) {
 	p.cs = cs
 	log.Debug("page server session started", "server", cs.InitializeResult().ServerInfo)
 	s.pages.set(p.key, p)
-	s.hub.SetPageServerClient(p.key, p)
+	s.hub.SetPageServerClient(p.src, p.server, p)
 	defer func() {
 		cs.Close()
 		s.pages.set(p.key, nil)
