@@ -18,7 +18,9 @@ import (
 // mcpbShop is a page server built the MCP-B way: McpServer from the MCP
 // TypeScript SDK over TabServerTransport, with tools, a resource, a
 // resource template, a prompt, a tool that adds a tool (list_changed), a
-// tool that waits for its cancellation and one that reports progress.
+// tool that waits for its cancellation, one that reports progress, and a
+// cached one (annotations.cache, with the browser.cacheSupported capability
+// MCP-B adds to initialize).
 const mcpbShop = `
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/server";
 import { TabServerTransport } from "@mcp-b/transports";
@@ -55,6 +57,11 @@ server.registerTool("report_progress", { description: "Reports three steps of pr
   }
   return { content: [{ type: "text", text: "reported" }] };
 });
+server.registerTool("shop_hours", {
+  description: "The shop's opening hours",
+  annotations: { readOnlyHint: true, cache: true },
+}, async () => ({ content: [{ type: "text", text: "9-17 " + load }] }));
+server.server.registerCapabilities({ browser: { cacheSupported: true } });
 server.registerTool("add_tool", { description: "Adds the tool late_tool" }, async () => {
   server.registerTool("late_tool", { description: "Came later" },
     async () => ({ content: [{ type: "text", text: "late" }] }));
@@ -156,7 +163,7 @@ func TestMCPBPageServer(t *testing.T) {
 			default:
 			}
 		},
-	}, "2025-11-25", "launch", "--headless", base+"/index.html")
+	}, "2025-11-25", "launch", "--headless", "--state-dir", t.TempDir(), base+"/index.html")
 	tools := c.waitFor("the page server's tools", hasSuffix("add_to_cart", 1))
 	add := toolWithSuffix(tools, "add_to_cart")[0]
 	src := source(t, tools[add])
@@ -390,5 +397,38 @@ func TestMCPBPageServer(t *testing.T) {
 
 	t.Run("hostile", func(t *testing.T) {
 		testHostileWire(t, c, base, toolWithSuffix(tools, "page_load")[0])
+	})
+
+	// Last: it closes the shop's tab. A cached page-server tool stays
+	// listed, its annotations as the page gave them, and a call reopens
+	// the page, whose new server session answers.
+	t.Run("cached", func(t *testing.T) {
+		hours := toolWithSuffix(tools, "shop_hours")[0]
+		listed := c.tools()[hours]
+		if extra, _ := listed.Meta["webmcp-cdp/annotations"].(map[string]any); extra["cache"] != true || listed.Annotations == nil || !listed.Annotations.ReadOnlyHint {
+			t.Errorf("the page's annotations did not reach the listing: %+v, _meta %v", listed.Annotations, listed.Meta)
+		}
+		first := c.callOK(hours, map[string]any{})
+		closed := 0
+		for _, tab := range c.tabs() {
+			// http.FileServer serves index.html at "/".
+			if tab.URL == base+"/" || tab.URL == base+"/index.html" {
+				c.callOK("webmcp_close_tab", map[string]any{"tab": tab.Tab})
+				closed++
+			}
+		}
+		if closed != 1 {
+			t.Fatalf("closed %d tabs of the shop, want 1: %+v", closed, c.tabs())
+		}
+		c.waitFor("shop_hours listed as cached", func(m map[string]*mcp.Tool) bool {
+			return m[hours] != nil && strings.Contains(m[hours].Description, "· cached]")
+		})
+		if src := source(t, c.tools()[hours]); src["cached"] != true || src["backend"] != "mcp-b" {
+			t.Errorf("provenance of the cached tool = %v", src)
+		}
+		second := c.callOK(hours, map[string]any{})
+		if !strings.HasPrefix(second, "9-17 ") || second == first {
+			t.Errorf("after its tab closed, shop_hours = %q; want an answer from a newly loaded page (first %q)", second, first)
+		}
 	})
 }

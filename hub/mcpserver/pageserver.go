@@ -50,9 +50,10 @@ const (
 type pageTransport struct {
 	conn      core.PageConn
 	malformed atomic.Int64
-	// progress and notes are the session's (see Read).
+	// progress, notes and peek are the session's (see Read and Write).
 	progress *pageProgress
 	notes    *atomic.Int64
+	peek     *pagePeek
 }
 
 func (t *pageTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -79,6 +80,9 @@ func (c *pageConnection) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err == nil {
 			if c.t.progress != nil && c.t.passProgress(ctx, msg) {
 				continue
+			}
+			if c.t.peek != nil {
+				c.t.peek.received(msg)
 			}
 			return msg, nil
 		}
@@ -109,6 +113,9 @@ func (c *pageConnection) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
+	if c.t.peek != nil {
+		c.t.peek.sent(msg)
+	}
 	return c.t.conn.Send(ctx, data)
 }
 
@@ -130,6 +137,7 @@ type pageSession struct {
 	tools, resources, prompts chan struct{}
 	notes                     atomic.Int64 // notifications in the current second
 	progress                  pageProgress // tokens of the calls whose client wants progress
+	peek                      pagePeek     // what the SDK's typed results drop
 }
 
 // CallTool forwards tools/call; the client's cancellation reaches the page
@@ -234,7 +242,7 @@ func (s *Server) servePage(ctx context.Context, c hub.PageServerConn) {
 		},
 		Logger: slog.New(slog.DiscardHandler),
 	})
-	tr := &pageTransport{conn: c.Conn, progress: &p.progress, notes: &p.notes}
+	tr := &pageTransport{conn: c.Conn, progress: &p.progress, notes: &p.notes, peek: &p.peek}
 	initCtx, cancel := context.WithTimeout(ctx, s.hub.PageServerInitTimeout())
 	cs, err := client.Connect(initCtx, tr, &mcp.ClientSessionOptions{ProtocolVersion: pageProtocolVersion})
 	cancel()
@@ -341,6 +349,7 @@ func (s *Server) listPageTools(ctx context.Context, p *pageSession) {
 	defer cancel()
 	var tools []core.Tool
 	params := &mcp.ListToolsParams{}
+	p.peek.startListing()
 	for range maxPageListPages {
 		res, err := p.cs.ListTools(lctx, params)
 		if err != nil {
@@ -348,7 +357,8 @@ func (s *Server) listPageTools(ctx context.Context, p *pageSession) {
 			return
 		}
 		for _, t := range res.Tools {
-			tools = append(tools, coreTool(t))
+			ann, cacheOK := p.peek.toolAnnotations(t.Name)
+			tools = append(tools, coreTool(t, ann, cacheOK))
 		}
 		if res.NextCursor == "" {
 			break
@@ -358,21 +368,26 @@ func (s *Server) listPageTools(ctx context.Context, p *pageSession) {
 	s.hub.Update(p.src, tools, nil)
 }
 
-// coreTool turns a page server's tool into the hub's form.
-func coreTool(t *mcp.Tool) core.Tool {
+// coreTool turns a page server's tool into the hub's form, with the
+// annotations ann as the server gave them (pagePeek). annotations.cache
+// counts only from a server that declared browser.cacheSupported, as
+// MCP-B has it; from another it is left out, and the tool is not cached.
+func coreTool(t *mcp.Tool, ann map[string]any, cacheSupported bool) core.Tool {
 	out := core.Tool{Name: t.Name, Title: t.Title, Description: t.Description}
 	if t.InputSchema != nil {
 		if raw, err := json.Marshal(t.InputSchema); err == nil {
 			out.InputSchema = raw
 		}
 	}
-	if t.Annotations != nil {
-		if raw, err := json.Marshal(t.Annotations); err == nil {
-			json.Unmarshal(raw, &out.Annotations)
+	if len(ann) > 0 {
+		out.Annotations = ann
+		if _, ok := ann["cache"]; ok && !cacheSupported {
+			out.Annotations = maps.Clone(ann)
+			delete(out.Annotations, "cache")
 		}
 	}
-	if out.Title == "" && t.Annotations != nil {
-		out.Title = t.Annotations.Title
+	if out.Title == "" {
+		out.Title, _ = ann["title"].(string)
 	}
 	out.Description = strings.TrimSpace(out.Description)
 	return out

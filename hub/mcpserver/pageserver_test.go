@@ -18,11 +18,14 @@ import (
 // memPage is a core.PageConn to a go-sdk server in memory (standing in for
 // the browser's pipe to a page server), or to a silent one.
 type memPage struct {
-	info   core.PageServer
-	conn   mcp.Connection // nil: a server that never answers
-	done   chan struct{}
-	once   sync.Once
-	closed chan struct{}
+	info core.PageServer
+	conn mcp.Connection // nil: a server that never answers
+	// rewrite, if set, changes each message of the server (to send what
+	// the go-sdk server cannot, as a page server might).
+	rewrite func(string) string
+	done    chan struct{}
+	once    sync.Once
+	closed  chan struct{}
 }
 
 func newMemPage(t *testing.T, ctx context.Context, id string, srv *mcp.Server) *memPage {
@@ -56,7 +59,11 @@ func (p *memPage) Recv(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, core.ErrPageServerGone
 	}
-	return jsonrpc.EncodeMessage(msg)
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err == nil && p.rewrite != nil {
+		b = []byte(p.rewrite(string(b)))
+	}
+	return b, err
 }
 func (p *memPage) Send(ctx context.Context, b []byte) error {
 	if p.conn == nil {
