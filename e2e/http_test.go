@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -149,6 +150,21 @@ func TestHTTPTwoClients(t *testing.T) {
 		if !strings.Contains(status, want) {
 			t.Errorf("the status page lacks %q", want)
 		}
+	}
+
+	// An MCP-B page server shows under its tab with what it lists (the
+	// hand-written one on channel "wire" lists four tools).
+	wire := mcpbHostilePage(t)
+	ps := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte(wire))
+	}))
+	t.Cleanup(ps.Close)
+	a.callOK("webmcp_open_tab", map[string]any{"url": ps.URL + "/"})
+	a.waitFor("the page server's tools", hasSuffix("abuse", 1))
+	status = get(t, strings.TrimSuffix(endpoint, "/mcp")+"/", nil)
+	if want := "<code>wire</code> 4 tools, 0 resources, 0 templates, 0 prompts"; !strings.Contains(status, want) {
+		t.Errorf("the status page lacks the page server %q", want)
 	}
 
 	// webmcp_open_tab returns once the page's tools settled, and a page's

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,8 +17,10 @@ import (
 
 // mcpbShop is a page server built the MCP-B way: McpServer from the MCP
 // TypeScript SDK over TabServerTransport, with tools, a resource, a
-// resource template, a prompt, a tool that adds a tool (list_changed) and a
-// tool that waits for its cancellation.
+// resource template, a prompt, a tool that adds a tool (list_changed), a
+// tool that waits for its cancellation, one that reports progress, and a
+// cached one (annotations.cache, with the browser.cacheSupported capability
+// MCP-B adds to initialize).
 const mcpbShop = `
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/server";
 import { TabServerTransport } from "@mcp-b/transports";
@@ -46,6 +49,19 @@ server.registerTool("wait_for_cancel", { description: "Waits until the call is c
   });
 server.registerTool("was_cancelled", { description: "Says whether wait_for_cancel saw its abort" },
   async () => ({ content: [{ type: "text", text: String(aborted) }] }));
+server.registerTool("report_progress", { description: "Reports three steps of progress" }, async (ctx) => {
+  const token = ctx.mcpReq._meta?.progressToken;
+  if (token === undefined) return { content: [{ type: "text", text: "no token" }] };
+  for (let i = 1; i <= 3; i++) {
+    await ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: i, total: 3, message: "step " + i } });
+  }
+  return { content: [{ type: "text", text: "reported" }] };
+});
+server.registerTool("shop_hours", {
+  description: "The shop's opening hours",
+  annotations: { readOnlyHint: true, cache: true },
+}, async () => ({ content: [{ type: "text", text: "9-17 " + load }] }));
+server.server.registerCapabilities({ browser: { cacheSupported: true } });
 server.registerTool("add_tool", { description: "Adds the tool late_tool" }, async () => {
   server.registerTool("late_tool", { description: "Came later" },
     async () => ({ content: [{ type: "text", text: "late" }] }));
@@ -73,7 +89,8 @@ server.connect(new TabServerTransport({ allowedOrigins: [window.location.origin]
 `
 
 // mcpbFrameServer is a page server in an iframe: McpServer over
-// IframeChildTransport, which answers only its parent window.
+// IframeChildTransport, which answers only its parent window, with a tool,
+// a resource and a prompt.
 const mcpbFrameServer = `
 import { McpServer } from "@modelcontextprotocol/server";
 import { IframeChildTransport } from "@mcp-b/transports";
@@ -84,6 +101,10 @@ server.registerTool("frame_echo", {
   description: "Echoes its text from inside the iframe",
   inputSchema: z.object({ text: z.string() }),
 }, async ({ text }) => ({ content: [{ type: "text", text: "frame: " + text }] }));
+server.registerResource("state", "widget://state", { description: "The widget's state" },
+  async (uri) => ({ contents: [{ uri: uri.href, text: "widget ready" }] }));
+server.registerPrompt("widget_help", { description: "Help with the widget" },
+  () => ({ messages: [{ role: "user", content: { type: "text", text: "How do I use the widget?" } }] }));
 server.connect(new IframeChildTransport({ allowedOrigins: [window.location.origin] }));
 `
 
@@ -128,19 +149,21 @@ func TestMCPBPageServer(t *testing.T) {
 	})
 	updated := make(chan string, 16)
 	resChanged := make(chan struct{}, 16)
+	progress := make(chan *mcp.ProgressNotificationParams, 16)
 	// 2025-11-25: resources/subscribe is a request answered after the
 	// subscription is in place (2026-07-28's subscriptions/listen stream
 	// gives the client no such point, so an update right after it can be
 	// missed).
 	c := startProto(t, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+		ResourceUpdatedHandler:      func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { progress <- r.Params },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
 			select {
 			case resChanged <- struct{}{}:
 			default:
 			}
 		},
-	}, "2025-11-25", "launch", "--headless", base+"/index.html")
+	}, "2025-11-25", "launch", "--headless", "--state-dir", t.TempDir(), base+"/index.html")
 	tools := c.waitFor("the page server's tools", hasSuffix("add_to_cart", 1))
 	add := toolWithSuffix(tools, "add_to_cart")[0]
 	src := source(t, tools[add])
@@ -285,6 +308,28 @@ func TestMCPBPageServer(t *testing.T) {
 		}
 	})
 
+	t.Run("progress", func(t *testing.T) {
+		// The client's token reaches the page's tools/call as one of ours;
+		// the page's notifications/progress come back with the client's.
+		ctx := ctxFor(t, 10*time.Second)
+		params := &mcp.CallToolParams{Name: toolWithSuffix(tools, "report_progress")[0], Arguments: map[string]any{}}
+		params.SetProgressToken("e2e-progress")
+		res, err := c.cs.CallTool(ctx, params)
+		if err != nil || res.IsError || text(res) != "reported" {
+			t.Fatalf("report_progress with a progress token = %v, %v (the page saw no token?)", res, err)
+		}
+		for i := 1; i <= 3; i++ {
+			select {
+			case n := <-progress:
+				if n.ProgressToken != "e2e-progress" || n.Progress != float64(i) || n.Total != 3 || n.Message != fmt.Sprintf("step %d", i) {
+					t.Errorf("progress %d = %+v, want token e2e-progress, %d of 3, \"step %d\"", i, n, i, i)
+				}
+			case <-ctx.Done():
+				t.Fatalf("progress notification %d of 3 never reached the client", i)
+			}
+		}
+	})
+
 	t.Run("reload", func(t *testing.T) {
 		load := toolWithSuffix(tools, "page_load")[0]
 		before := c.callOK(load, map[string]any{})
@@ -313,9 +358,77 @@ func TestMCPBPageServer(t *testing.T) {
 		if got := c.callOK(echo, map[string]any{"text": "hi"}); got != "frame: hi" {
 			t.Errorf("frame_echo = %q", got)
 		}
+		ctx := ctxFor(t, 10*time.Second)
+		var uri string
+		for r, err := range c.cs.Resources(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasSuffix(r.URI, "/widget://state") {
+				uri = r.URI
+			}
+		}
+		if !strings.Contains(uri, "-f") {
+			t.Fatalf("resources/list has no widget://state under a frame segment (got %q)", uri)
+		}
+		if res, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "widget ready" {
+			t.Errorf("reading the iframe server's resource %s = %v, %v", uri, res, err)
+		}
+		var prompt string
+		for p, err := range c.cs.Prompts(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasSuffix(p.Name, "_widget_help") {
+				prompt = p.Name
+			}
+		}
+		if prompt == "" {
+			t.Fatal("prompts/list has no widget_help of the iframe server")
+		}
+		res, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: prompt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc, ok := res.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "How do I use the widget?" {
+			t.Errorf("prompts/get %s = %+v", prompt, res.Messages[0].Content)
+		}
 	})
 
 	t.Run("hostile", func(t *testing.T) {
 		testHostileWire(t, c, base, toolWithSuffix(tools, "page_load")[0])
+	})
+
+	// Last: it closes the shop's tab. A cached page-server tool stays
+	// listed, its annotations as the page gave them, and a call reopens
+	// the page, whose new server session answers.
+	t.Run("cached", func(t *testing.T) {
+		hours := toolWithSuffix(tools, "shop_hours")[0]
+		listed := c.tools()[hours]
+		if extra, _ := listed.Meta["webmcp-cdp/annotations"].(map[string]any); extra["cache"] != true || listed.Annotations == nil || !listed.Annotations.ReadOnlyHint {
+			t.Errorf("the page's annotations did not reach the listing: %+v, _meta %v", listed.Annotations, listed.Meta)
+		}
+		first := c.callOK(hours, map[string]any{})
+		closed := 0
+		for _, tab := range c.tabs() {
+			// http.FileServer serves index.html at "/".
+			if tab.URL == base+"/" || tab.URL == base+"/index.html" {
+				c.callOK("webmcp_close_tab", map[string]any{"tab": tab.Tab})
+				closed++
+			}
+		}
+		if closed != 1 {
+			t.Fatalf("closed %d tabs of the shop, want 1: %+v", closed, c.tabs())
+		}
+		c.waitFor("shop_hours listed as cached", func(m map[string]*mcp.Tool) bool {
+			return m[hours] != nil && strings.Contains(m[hours].Description, "· cached]")
+		})
+		if src := source(t, c.tools()[hours]); src["cached"] != true || src["backend"] != "mcp-b" {
+			t.Errorf("provenance of the cached tool = %v", src)
+		}
+		second := c.callOK(hours, map[string]any{})
+		if !strings.HasPrefix(second, "9-17 ") || second == first {
+			t.Errorf("after its tab closed, shop_hours = %q; want an answer from a newly loaded page (first %q)", second, first)
+		}
 	})
 }

@@ -1,10 +1,13 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,7 +47,7 @@ type pageServers struct {
 	mu      sync.Mutex
 	pending []PageServerConn
 	wake    chan struct{} // capacity 1
-	clients map[string]PageServerClient
+	clients map[string]liveServer
 	res     map[string]*serverCatalog // resources and prompts, by source key (resources.go)
 	timeout time.Duration             // initialize's bound; 0 is pageServerInitTimeout
 }
@@ -99,28 +102,73 @@ func (h *Hub) NextPageServer(ctx context.Context) (PageServerConn, error) {
 	}
 }
 
-// SetPageServerClient records the session of the page server with source
-// key key, before its tools go through Update; nil forgets it.
-func (h *Hub) SetPageServerClient(key string, c PageServerClient) {
+// liveServer is a page server with a session.
+type liveServer struct {
+	client PageServerClient
+	src    core.Source
+	server core.PageServer
+}
+
+// SetPageServerClient records the session of the page server server of
+// src (src.Key is its source key), before its tools go through Update.
+func (h *Hub) SetPageServerClient(src core.Source, server core.PageServer, c PageServerClient) {
 	p := &h.ps
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if c == nil {
-		delete(p.clients, key)
-		return
-	}
 	if p.clients == nil {
-		p.clients = make(map[string]PageServerClient)
+		p.clients = make(map[string]liveServer)
 	}
-	p.clients[key] = c
+	p.clients[src.Key] = liveServer{client: c, src: src, server: server}
 }
 
 // EndPageServer forgets a page server whose session ended: its tools,
 // resources and prompts leave the catalog.
 func (h *Hub) EndPageServer(key string) {
-	h.SetPageServerClient(key, nil)
+	h.ps.mu.Lock()
+	delete(h.ps.clients, key)
+	h.ps.mu.Unlock()
 	h.dropServerCatalog(key)
 	h.DropDoc(key)
+}
+
+// PageServerInfo is a page server with a session, as the status page shows
+// it under its tab.
+type PageServerInfo struct {
+	// Tab is the browser's id of the server's tab.
+	Tab string
+	// Channel, Kind and FrameOrigin are the server's (core.PageServer).
+	Channel, Kind, FrameOrigin string
+	// Tools, Resources, Templates and Prompts count what the server
+	// lists that the hub admitted.
+	Tools, Resources, Templates, Prompts int
+}
+
+// PageServers lists the page servers with a session, by tab, then kind and
+// channel.
+func (h *Hub) PageServers() []PageServerInfo {
+	var out []PageServerInfo
+	var keys []string
+	h.ps.mu.Lock()
+	for key, l := range h.ps.clients {
+		i := PageServerInfo{Tab: l.src.Tab, Channel: l.server.Channel, Kind: l.server.Kind, FrameOrigin: l.server.FrameOrigin}
+		if c := h.ps.res[key]; c != nil {
+			i.Resources, i.Templates, i.Prompts = len(c.resources), len(c.templates), len(c.prompts)
+		}
+		out = append(out, i)
+		keys = append(keys, key)
+	}
+	h.ps.mu.Unlock()
+	h.mu.Lock()
+	for i, key := range keys {
+		if d := h.docs[key]; d != nil {
+			out[i].Tools = len(d.tools)
+		}
+	}
+	h.mu.Unlock()
+	slices.SortFunc(out, func(a, b PageServerInfo) int {
+		return cmp.Or(strings.Compare(a.Tab, b.Tab), strings.Compare(b.Kind, a.Kind), strings.Compare(a.Channel, b.Channel), strings.Compare(a.FrameOrigin, b.FrameOrigin))
+	})
+	return out
 }
 
 // RefusePageServer records what the hub or the MCP edge refused of a page
@@ -143,7 +191,7 @@ func (h *Hub) invokeDoc(ctx context.Context, d *doc, tool string, args json.RawM
 		return h.browser.Invoke(ctx, d.Key, tool, args)
 	}
 	h.ps.mu.Lock()
-	c := h.ps.clients[d.Key]
+	c := h.ps.clients[d.Key].client
 	h.ps.mu.Unlock()
 	if c == nil {
 		return core.Result{}, errNoSession

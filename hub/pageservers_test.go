@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -30,7 +31,7 @@ func TestPageServerToolsRouteToTheSession(t *testing.T) {
 	h := hub.New(b, hub.Options{})
 	h.TabOpened("T1", "http://127.0.0.1:8080/", "shop")
 	src := psSource("T1", "doc1#mcpb:t:mcp-default")
-	h.SetPageServerClient(src.Key, fakeSession{"s1"})
+	h.SetPageServerClient(src, core.PageServer{ID: "t:mcp-default", Channel: "mcp-default", Kind: "tab"}, fakeSession{"s1"})
 	h.Update(src, []core.Tool{{Name: "add", Description: "Adds", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}`)}}, nil)
 	tools := h.Tools()
 	if len(tools) != 1 || tools[0].Source.Backend != core.BackendMCPB || tools[0].Source.Tab != 1 {
@@ -45,9 +46,18 @@ func TestPageServerToolsRouteToTheSession(t *testing.T) {
 	if len(b.calls) != 0 {
 		t.Errorf("the browser was called: %+v", b.calls)
 	}
+	h.SetServerCatalog(src, core.PageServer{ID: "t:mcp-default", Channel: "mcp-default", Kind: "tab"},
+		[]core.Resource{{URI: "cart://current", Raw: json.RawMessage(`{}`)}}, nil, []core.Prompt{{Name: "help", Raw: json.RawMessage(`{}`)}})
+	want := []hub.PageServerInfo{{Tab: "T1", Channel: "mcp-default", Kind: "tab", Tools: 1, Resources: 1, Prompts: 1}}
+	if got := h.PageServers(); !reflect.DeepEqual(got, want) {
+		t.Errorf("page servers = %+v, want %+v", got, want)
+	}
 	h.EndPageServer(src.Key)
 	if got := h.Tools(); len(got) != 0 {
 		t.Errorf("after the session ended: %+v", got)
+	}
+	if got := h.PageServers(); len(got) != 0 {
+		t.Errorf("page servers after the session ended: %+v", got)
 	}
 }
 

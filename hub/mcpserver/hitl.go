@@ -74,6 +74,8 @@ type pendingCall struct {
 	dialogs chan dialogAsk
 	cancel  context.CancelFunc
 	runCtx  context.Context
+	// progress takes the call's progress to the client's latest request.
+	progress *progressSink
 
 	mu         sync.Mutex
 	asking     *dialogAsk // the dialog the client is being asked about
@@ -173,6 +175,7 @@ func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name 
 	}
 	elicit := canElicit(req.Session)
 	pc := s.newPending(name, args, elicit)
+	pc.progress.target(req)
 	if ask, why := s.needsConfirm(name); ask {
 		if !elicit {
 			return errResult("%s needs your confirmation first (%s; --confirm %s), but this client cannot be asked (it has no elicitation)", name, why, s.opts.Confirm), nil
@@ -193,13 +196,14 @@ func (s *Server) newPending(name string, args json.RawMessage, elicit bool) *pen
 	id := make([]byte, 12)
 	rand.Read(id)
 	pc := &pendingCall{
-		id:      hex.EncodeToString(id),
-		name:    name,
-		args:    args,
-		done:    make(chan *mcp.CallToolResult, 1),
-		dialogs: make(chan dialogAsk),
+		id:       hex.EncodeToString(id),
+		name:     name,
+		args:     args,
+		done:     make(chan *mcp.CallToolResult, 1),
+		dialogs:  make(chan dialogAsk),
+		progress: newProgressSink(),
 	}
-	cctx, cancel := context.WithCancel(context.Background())
+	cctx, cancel := context.WithCancel(withProgress(context.Background(), pc.progress))
 	pc.cancel = cancel
 	policy := s.opts.Dialogs
 	cctx = core.WithDialogFunc(cctx, func(ctx context.Context, d core.Dialog) core.DialogAnswer {
@@ -254,6 +258,7 @@ func (s *Server) start(pc *pendingCall) {
 
 // resume takes the client's answer to what it was asked and waits on.
 func (s *Server) resume(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCall) (*mcp.CallToolResult, error) {
+	pc.progress.target(req)
 	pc.mu.Lock()
 	confirming, asking := pc.confirming, pc.asking
 	pc.confirming, pc.asking = false, nil
@@ -312,8 +317,8 @@ func dialogElicit(d core.Dialog) *mcp.ElicitParams {
 // that cancels the request aborts the page's call.
 func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCall) (*mcp.CallToolResult, error) {
 	var tick <-chan time.Time
-	token := req.Params.GetProgressToken()
-	if token != nil && req.Session != nil {
+	defer pc.progress.target(nil)
+	if req.Params.GetProgressToken() != nil && req.Session != nil {
 		// A heartbeat to the client while the page works, not a poll: the
 		// result and dialogs arrive on their channels.
 		t := time.NewTicker(time.Second)
@@ -334,11 +339,7 @@ func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, pc *pending
 			return s.inputRequired(pc, "dialog", dialogElicit(ask.d)), nil
 		case <-tick:
 			secs := time.Since(start).Seconds()
-			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-				ProgressToken: token,
-				Progress:      secs,
-				Message:       fmt.Sprintf("%s is still running in the page (%.0f s)", pc.name, secs),
-			})
+			pc.progress.heartbeat(ctx, secs, fmt.Sprintf("%s is still running in the page (%.0f s)", pc.name, secs))
 		case <-ctx.Done():
 			pc.cancel()
 			s.hitl.remove(pc.id)

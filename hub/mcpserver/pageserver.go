@@ -50,6 +50,10 @@ const (
 type pageTransport struct {
 	conn      core.PageConn
 	malformed atomic.Int64
+	// progress, notes and peek are the session's (see Read and Write).
+	progress *pageProgress
+	notes    *atomic.Int64
+	peek     *pagePeek
 }
 
 func (t *pageTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -60,6 +64,9 @@ type pageConnection struct{ t *pageTransport }
 
 // Read returns the next JSON-RPC message of the server. Undecodable
 // messages are skipped (up to maxMalformed, then the session ends).
+// notifications/progress are passed on here, in the order they came: the
+// SDK would hand them to a handler after the call's result, too late for
+// the client (progress stops with the result).
 func (c *pageConnection) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		raw, err := c.t.conn.Recv(ctx)
@@ -71,6 +78,12 @@ func (c *pageConnection) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		msg, err := jsonrpc.DecodeMessage(raw)
 		if err == nil {
+			if c.t.progress != nil && c.t.passProgress(ctx, msg) {
+				continue
+			}
+			if c.t.peek != nil {
+				c.t.peek.received(msg)
+			}
 			return msg, nil
 		}
 		if c.t.malformed.Add(1) > maxMalformed {
@@ -79,10 +92,29 @@ func (c *pageConnection) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
+// passProgress passes on msg if it is notifications/progress, and says so.
+func (t *pageTransport) passProgress(ctx context.Context, msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.IsCall() || req.Method != "notifications/progress" {
+		return false
+	}
+	t.notes.Add(1)
+	var n mcp.ProgressNotificationParams
+	if json.Unmarshal(req.Params, &n) == nil {
+		if sink := t.progress.sink(n.ProgressToken); sink != nil {
+			sink.forward(ctx, &n)
+		}
+	}
+	return true
+}
+
 func (c *pageConnection) Write(ctx context.Context, msg jsonrpc.Message) error {
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
+	}
+	if c.t.peek != nil {
+		c.t.peek.sent(msg)
 	}
 	return c.t.conn.Send(ctx, data)
 }
@@ -104,15 +136,25 @@ type pageSession struct {
 	// changed holds the kinds of listing to read again (capacity 1 each).
 	tools, resources, prompts chan struct{}
 	notes                     atomic.Int64 // notifications in the current second
+	progress                  pageProgress // tokens of the calls whose client wants progress
+	peek                      pagePeek     // what the SDK's typed results drop
 }
 
 // CallTool forwards tools/call; the client's cancellation reaches the page
-// server as notifications/cancelled when ctx ends.
+// server as notifications/cancelled when ctx ends, and when the client asked
+// for progress (a sink in ctx) the call carries a token of ours, whose
+// notifications/progress go back to the client with its own token.
 func (p *pageSession) CallTool(ctx context.Context, tool string, args json.RawMessage) (core.Result, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	if sink := progressFrom(ctx); sink != nil && sink.wanted() {
+		token, done := p.progress.add(sink)
+		defer done()
+		params.SetProgressToken(token)
+	}
+	res, err := p.cs.CallTool(ctx, params)
 	if err != nil {
 		var werr *jsonrpc.Error
 		if errors.As(err, &werr) {
@@ -200,7 +242,7 @@ func (s *Server) servePage(ctx context.Context, c hub.PageServerConn) {
 		},
 		Logger: slog.New(slog.DiscardHandler),
 	})
-	tr := &pageTransport{conn: c.Conn}
+	tr := &pageTransport{conn: c.Conn, progress: &p.progress, notes: &p.notes, peek: &p.peek}
 	initCtx, cancel := context.WithTimeout(ctx, s.hub.PageServerInitTimeout())
 	cs, err := client.Connect(initCtx, tr, &mcp.ClientSessionOptions{ProtocolVersion: pageProtocolVersion})
 	cancel()
@@ -217,7 +259,7 @@ func (s *Server) servePage(ctx context.Context, c hub.PageServerConn) {
 	p.cs = cs
 	log.Debug("page server session started", "server", cs.InitializeResult().ServerInfo)
 	s.pages.set(p.key, p)
-	s.hub.SetPageServerClient(p.key, p)
+	s.hub.SetPageServerClient(p.src, p.server, p)
 	defer func() {
 		cs.Close()
 		s.pages.set(p.key, nil)
@@ -307,6 +349,7 @@ func (s *Server) listPageTools(ctx context.Context, p *pageSession) {
 	defer cancel()
 	var tools []core.Tool
 	params := &mcp.ListToolsParams{}
+	p.peek.startListing()
 	for range maxPageListPages {
 		res, err := p.cs.ListTools(lctx, params)
 		if err != nil {
@@ -314,7 +357,8 @@ func (s *Server) listPageTools(ctx context.Context, p *pageSession) {
 			return
 		}
 		for _, t := range res.Tools {
-			tools = append(tools, coreTool(t))
+			ann, cacheOK := p.peek.toolAnnotations(t.Name)
+			tools = append(tools, coreTool(t, ann, cacheOK))
 		}
 		if res.NextCursor == "" {
 			break
@@ -324,21 +368,26 @@ func (s *Server) listPageTools(ctx context.Context, p *pageSession) {
 	s.hub.Update(p.src, tools, nil)
 }
 
-// coreTool turns a page server's tool into the hub's form.
-func coreTool(t *mcp.Tool) core.Tool {
+// coreTool turns a page server's tool into the hub's form, with the
+// annotations ann as the server gave them (pagePeek). annotations.cache
+// counts only from a server that declared browser.cacheSupported, as
+// MCP-B has it; from another it is left out, and the tool is not cached.
+func coreTool(t *mcp.Tool, ann map[string]any, cacheSupported bool) core.Tool {
 	out := core.Tool{Name: t.Name, Title: t.Title, Description: t.Description}
 	if t.InputSchema != nil {
 		if raw, err := json.Marshal(t.InputSchema); err == nil {
 			out.InputSchema = raw
 		}
 	}
-	if t.Annotations != nil {
-		if raw, err := json.Marshal(t.Annotations); err == nil {
-			json.Unmarshal(raw, &out.Annotations)
+	if len(ann) > 0 {
+		out.Annotations = ann
+		if _, ok := ann["cache"]; ok && !cacheSupported {
+			out.Annotations = maps.Clone(ann)
+			delete(out.Annotations, "cache")
 		}
 	}
-	if out.Title == "" && t.Annotations != nil {
-		out.Title = t.Annotations.Title
+	if out.Title == "" {
+		out.Title, _ = ann["title"].(string)
 	}
 	out.Description = strings.TrimSpace(out.Description)
 	return out

@@ -18,11 +18,14 @@ import (
 // memPage is a core.PageConn to a go-sdk server in memory (standing in for
 // the browser's pipe to a page server), or to a silent one.
 type memPage struct {
-	info   core.PageServer
-	conn   mcp.Connection // nil: a server that never answers
-	done   chan struct{}
-	once   sync.Once
-	closed chan struct{}
+	info core.PageServer
+	conn mcp.Connection // nil: a server that never answers
+	// rewrite, if set, changes each message of the server (to send what
+	// the go-sdk server cannot, as a page server might).
+	rewrite func(string) string
+	done    chan struct{}
+	once    sync.Once
+	closed  chan struct{}
 }
 
 func newMemPage(t *testing.T, ctx context.Context, id string, srv *mcp.Server) *memPage {
@@ -56,7 +59,11 @@ func (p *memPage) Recv(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, core.ErrPageServerGone
 	}
-	return jsonrpc.EncodeMessage(msg)
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err == nil && p.rewrite != nil {
+		b = []byte(p.rewrite(string(b)))
+	}
+	return b, err
 }
 func (p *memPage) Send(ctx context.Context, b []byte) error {
 	if p.conn == nil {
@@ -165,4 +172,87 @@ func TestPageServerSessions(t *testing.T) {
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	waitFor(t, what, func() (bool, string) { return cond(), "not yet" })
+}
+
+// TestPageServerProgress: a client's progress token reaches the page
+// server's tools/call as a token of ours, and the server's progress comes
+// back with the client's token: increasing only, its messages bounded, and
+// nothing for tokens that are not the call's. A call without a token
+// carries none.
+func TestPageServerProgress(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := hub.New(&fakeBrowser{}, hub.Options{})
+	h.TabOpened("T1", origin+"/", "shop")
+	s := mcpserver.New(ctx, h, mcpserver.Options{})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "steps", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "steps", Description: "Reports progress"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		token := req.Params.GetProgressToken()
+		if token == nil {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "no token"}}}, nil, nil
+		}
+		for _, n := range []mcp.ProgressNotificationParams{
+			{ProgressToken: token, Progress: 1, Total: 3, Message: "one"},
+			{ProgressToken: token, Progress: 2, Total: 3, Message: "two"},
+			{ProgressToken: token, Progress: 1, Total: 3, Message: "back"},        // not increasing
+			{ProgressToken: "someone-else", Progress: 5, Total: 3, Message: "no"}, // not the call's
+			{ProgressToken: token, Progress: 3, Total: 3, Message: strings.Repeat("é", 2000)},
+		} {
+			if err := req.Session.NotifyProgress(ctx, &n); err != nil {
+				return nil, nil, err
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	h.PageServer(core.Source{Key: "doc#mcpb:t:mcp-default", Tab: "T1", Origin: origin, URL: origin + "/", Backend: core.BackendMCPB},
+		newMemPage(t, ctx, "t:mcp-default", srv))
+
+	var mu sync.Mutex
+	var got []*mcp.ProgressNotificationParams
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := s.MCP().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, r.Params)
+			mu.Unlock()
+		},
+	}).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := site + "_steps"
+	waitUntil(t, "the page server's tool", func() bool { _, ok := h.Tool(name); return ok })
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "no token" {
+		t.Fatalf("a call without a progress token = %+v, %v", res, err)
+	}
+	params := &mcp.CallToolParams{Name: name, Arguments: map[string]any{}}
+	params.SetProgressToken("client-tok")
+	if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
+		t.Fatalf("call = %+v, %v", res, err)
+	}
+	waitUntil(t, "three progress notifications", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) >= 3
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	var steps []float64
+	for _, n := range got {
+		if n.ProgressToken != "client-tok" || n.Total != 3 {
+			t.Errorf("progress %+v: want the client's token and total 3", n)
+		}
+		steps = append(steps, n.Progress)
+	}
+	if len(steps) != 3 || steps[0] != 1 || steps[1] != 2 || steps[2] != 3 {
+		t.Errorf("progress = %v, want [1 2 3]", steps)
+	}
+	if m := got[len(got)-1].Message; len(m) > 1024+len("…") || !strings.HasPrefix(m, "éé") {
+		t.Errorf("the long message came as %d bytes, want at most 1024 and its start", len(m))
+	}
 }

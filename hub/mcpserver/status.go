@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -71,7 +72,7 @@ var statusCSP = func() string {
 	return "default-src 'none'; style-src 'unsafe-inline'; connect-src 'self'; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 }()
 
-var statusTemplate = template.Must(template.New("status").Funcs(template.FuncMap{"took": roundDuration}).Parse(`<!DOCTYPE html>
+var statusTemplate = template.Must(template.New("status").Funcs(template.FuncMap{"took": roundDuration, "count": count}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><noscript><meta http-equiv="refresh" content="5"></noscript>
 <title>webmcp-cdp status</title>
 <style>body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;background:#14161a;color:#e3e6eb}
@@ -92,9 +93,9 @@ button{font:inherit;margin-right:.5rem}.err{color:#f88}.ok{color:#8f8}.muted{col
 {{range .Clients}}<tr><td>{{.Name}}</td><td>{{.Version}}</td><td><code>{{.Session}}</code></td></tr>
 {{else}}<tr><td colspan="3" class="muted">no client connected</td></tr>{{end}}</table>
 <h2>Tabs</h2>
-<table id="tabs"><tr><th>tab</th><th>title</th><th>URL</th><th>tools</th></tr>
-{{range .Tabs}}<tr><td>{{.N}}{{if .Active}} (active){{end}}</td><td class="title">{{if .Title}}{{.Title}}{{else}}<span class="muted">no title</span>{{end}}</td><td><code>{{.URL}}</code></td><td>{{range .Tools}}<code>{{.}}</code><br>{{else}}<span class="muted">none</span>{{end}}</td></tr>
-{{else}}<tr><td colspan="4" class="muted">no tabs</td></tr>{{end}}</table>
+<table id="tabs"><tr><th>tab</th><th>title</th><th>URL</th><th>tools</th><th>page servers (MCP-B)</th></tr>
+{{range .Tabs}}<tr><td>{{.N}}{{if .Active}} (active){{end}}</td><td class="title">{{if .Title}}{{.Title}}{{else}}<span class="muted">no title</span>{{end}}</td><td><code>{{.URL}}</code></td><td>{{range .Tools}}<code>{{.}}</code><br>{{else}}<span class="muted">none</span>{{end}}</td><td class="servers">{{range .Servers}}<div class="server"><code>{{.Channel}}</code> {{if eq .Kind "iframe"}}<span class="muted">in an iframe of <code>{{.FrameOrigin}}</code></span> {{end}}{{count .Tools "tool" "tools"}}, {{count .Resources "resource" "resources"}}, {{count .Templates "template" "templates"}}, {{count .Prompts "prompt" "prompts"}}</div>{{else}}<span class="muted">none</span>{{end}}</td></tr>
+{{else}}<tr><td colspan="5" class="muted">no tabs</td></tr>{{end}}</table>
 <h2>Last calls</h2>
 <table id="calls"><tr><th>when</th><th>tool</th><th>tab</th><th>took</th><th>result</th></tr>
 {{range .Calls}}<tr><td>{{.At.Format "15:04:05"}}</td><td><code>{{.Tool}}</code></td><td>{{.Tab}}</td><td class="took">{{took .Took}}</td><td>{{if .OK}}<span class="ok">ok</span>{{else}}<span class="err">error</span> {{.Error}}{{end}}</td></tr>
@@ -276,11 +277,22 @@ func (h *statusHandler) render(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// statusTab is a tab as the page shows it: with its page servers.
+type statusTab struct {
+	hub.TabInfo
+	Servers []hub.PageServerInfo
+}
+
 // tabs lists the hub's tabs with their current titles where the browser
 // gives them (within a second), and no title where a tab's title is only
-// its URL (as Chrome reports a page without a title).
-func (h *statusHandler) tabs(ctx context.Context) []hub.TabInfo {
-	tabs := h.s.hub.Tabs()
+// its URL (as Chrome reports a page without a title), each with its page
+// servers.
+func (h *statusHandler) tabs(ctx context.Context) []statusTab {
+	infos := h.s.hub.Tabs()
+	servers := map[string][]hub.PageServerInfo{}
+	for _, ps := range h.s.hub.PageServers() {
+		servers[ps.Tab] = append(servers[ps.Tab], ps)
+	}
 	var titles map[string]string
 	if h.titles != nil {
 		ctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -290,16 +302,25 @@ func (h *statusHandler) tabs(ctx context.Context) []hub.TabInfo {
 			h.s.logger.Debug("the status page shows the titles the tabs had when they loaded", "err", err)
 		}
 	}
-	for i, t := range tabs {
+	tabs := make([]statusTab, len(infos))
+	for i, t := range infos {
 		if title, ok := titles[t.ID]; ok {
 			t.Title = title
 		}
 		if u, err := url.Parse(t.URL); err == nil && (t.Title == t.URL || t.Title == strings.TrimPrefix(t.URL, u.Scheme+"://")) {
 			t.Title = ""
 		}
-		tabs[i] = t
+		tabs[i] = statusTab{TabInfo: t, Servers: servers[t.ID]}
 	}
 	return tabs
+}
+
+// count words n things: "1 tool", "3 tools".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // clientSnippets returns a Claude Code command and an mcpServers JSON entry

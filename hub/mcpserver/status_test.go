@@ -1,16 +1,20 @@
 package mcpserver
 
 import (
+	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // TestRoundDuration: call durations read as a person would write them.
@@ -145,4 +149,61 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// statusSession is a page server's session for the status page test; it is
+// never called.
+type statusSession struct{}
+
+func (statusSession) CallTool(context.Context, string, json.RawMessage) (core.Result, error) {
+	return core.Result{}, nil
+}
+
+// TestStatusPageServers: the tabs table shows each tab's page servers, by
+// channel (and frame origin for an iframe's), with counts of their tools,
+// resources, templates and prompts; what the page named is escaped.
+func TestStatusPageServers(t *testing.T) {
+	const site = "http://127.0.0.1:8080"
+	h := hub.New(noBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
+	s := New(t.Context(), h, Options{Version: "test", Logger: slog.New(slog.DiscardHandler)})
+	h.TabOpened("T1", site+"/", "shop")
+	h.TabOpened("T2", site+"/plain", "plain")
+	decl := json.RawMessage(`{}`)
+	tool := func(name string) core.Tool {
+		return core.Tool{Name: name, Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`)}
+	}
+	servers := []struct {
+		server    core.PageServer
+		tools     []core.Tool
+		resources []core.Resource
+		templates []core.ResourceTemplate
+		prompts   []core.Prompt
+	}{
+		{core.PageServer{ID: "t:mcp-default", Channel: "mcp-default", Kind: "tab"}, []core.Tool{tool("add"), tool("remove")},
+			[]core.Resource{{URI: "cart://current", Raw: decl}}, nil, []core.Prompt{{Name: "help", Raw: decl}}},
+		{core.PageServer{ID: "f1:<b>w</b>", Channel: "<b>w</b>", Kind: "iframe", FrameOrigin: "http://127.0.0.1:9090"}, []core.Tool{tool("echo")},
+			nil, []core.ResourceTemplate{{URITemplate: "w://{id}", Raw: decl}, {URITemplate: "v://{id}", Raw: decl}}, nil},
+	}
+	for _, ps := range servers {
+		src := core.Source{Key: "doc1#mcpb:" + ps.server.ID, Tab: "T1", Origin: site, URL: site + "/", Backend: core.BackendMCPB}
+		h.SetPageServerClient(src, ps.server, statusSession{})
+		h.Update(src, ps.tools, nil)
+		h.SetServerCatalog(src, ps.server, ps.resources, ps.templates, ps.prompts)
+	}
+	rec := httptest.NewRecorder()
+	newStatusHandler(s, HTTPOptions{}, "127.0.0.1:8808").render(rec, httptest.NewRequest("GET", "/", nil))
+	body := rec.Body.String()
+	for _, want := range []string{
+		`<th>page servers (MCP-B)</th>`,
+		`<code>mcp-default</code> 2 tools, 1 resource, 0 templates, 1 prompt</div>`,
+		`<code>&lt;b&gt;w&lt;/b&gt;</code> <span class="muted">in an iframe of <code>http://127.0.0.1:9090</code></span> 1 tool, 0 resources, 2 templates, 0 prompts</div>`,
+		`<td class="servers"><span class="muted">none</span></td>`, // tab 2
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the status page lacks %s", want)
+		}
+	}
+	if strings.Contains(body, "<b>w</b>") {
+		t.Error("the page server's channel name reached the page as markup")
+	}
 }
