@@ -38,6 +38,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "webmcp-cdp")
+	// Every webmcp-cdp the tests start keeps its cached tools here, not in
+	// the machine's ~/.local/state: one run must not see another's tools.
+	if err := os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state")); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
 	build := exec.Command("go", "build", "-o", binary, "../cmd/webmcp-cdp")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
