@@ -84,6 +84,8 @@ func TestLint(t *testing.T) {
 		}), []string{"warning default-wrong-type"}},
 		{"refused for the tools permission", Tool{Name: "ad_tool", URL: "https://ads.test/frame", Refused: "the frame is not allowed tools", Reason: core.ReasonPermissions},
 			[]string{"error frame-permission"}},
+		{"refused for the tools permission, past the page's bound of names", Tool{Name: "*", URL: "https://ads.test/frame", Refused: "the document tried to register 3 more tools", Reason: core.ReasonPermissions},
+			[]string{"error frame-permission"}},
 		{"several at once", Tool{Name: "x.y", Routed: "s_x_y_1234", Description: "", InputSchema: json.RawMessage(`{"type":"string"}`)},
 			[]string{"error empty-description", "error name-rejected", "error schema-not-object"}},
 	}
