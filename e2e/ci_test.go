@@ -76,7 +76,25 @@ type inspectJSON struct {
 		Annotations map[string]any  `json:"annotations"`
 		Refused     string          `json:"refused"`
 		Reason      string          `json:"reason"`
+		Backend     string          `json:"backend"`
 	} `json:"tools"`
+	Resources []struct {
+		URI         string `json:"uri"`
+		Routed      string `json:"routed"`
+		Template    bool   `json:"template"`
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		MimeType    string `json:"mimeType"`
+	} `json:"resources"`
+	Prompts []struct {
+		Name        string `json:"name"`
+		Routed      string `json:"routed"`
+		Description string `json:"description"`
+		Arguments   []struct {
+			Name     string `json:"name"`
+			Required bool   `json:"required"`
+		} `json:"arguments"`
+	} `json:"prompts"`
 	Findings []struct {
 		Tool     string `json:"tool"`
 		Severity string `json:"severity"`

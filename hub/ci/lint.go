@@ -105,7 +105,7 @@ var instructionLike = []*regexp.Regexp{
 func LintPage(p *Page) []Finding {
 	var out []Finding
 	switch {
-	case len(p.Tools) == 0:
+	case len(p.Tools) == 0 && len(p.Resources) == 0 && len(p.Prompts) == 0:
 		msg := fmt.Sprintf("the page registered no tools within %s", p.Took.Round(time.Millisecond))
 		if why := Explain(p.Diagnosis); len(why) > 0 {
 			msg += ": " + strings.Join(why, "; ")

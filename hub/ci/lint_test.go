@@ -191,6 +191,7 @@ func TestLintPage(t *testing.T) {
 			Diagnosis: core.PageDiagnosis{Forms: []core.FormTool{{Name: "book", AutoSubmit: false}, {Name: "search", AutoSubmit: true}}}},
 			[]string{"warning form-without-autosubmit"}},
 		{"only refused tools", Page{Settled: true, Tools: []Tool{{Name: "a", Refused: "too big"}}}, []string{"error refused"}},
+		{"a page server with prompts only", Page{Settled: true, Prompts: []Prompt{{Name: "help", Routed: "s_tab1_help"}}}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
