@@ -199,6 +199,16 @@ type toolList struct {
 	URL      string     `json:"url"`
 	Tools    []pageTool `json:"tools"`
 	Overflow int        `json:"overflow"`
+	// Denied is set for a document the Permissions Policy denies tools:
+	// the tools it tried to register.
+	Denied *deniedList `json:"denied"`
+}
+
+// deniedList is what a denied document tried to register: the names the
+// page script kept (at most 32) and how many more.
+type deniedList struct {
+	Names []string `json:"names"`
+	More  int      `json:"more"`
 }
 
 // refresh reads the tools of a document and hands them to the sink. Calls
@@ -249,6 +259,7 @@ func (b *Browser) refreshLoop(d *docState, first *toolList) {
 			d.url = list.URL
 			src := b.sourceOf(d)
 			tools, refused := pageTools(src, list.Tools, list.Overflow, l.MaxTools)
+			refused = append(refused, deniedRefusals(src, d.denied, list.Denied, time.Now())...)
 			b.logger.Debug("read a page's tools", "target", d.t.targetID, "url", d.url, "tools", len(tools))
 			b.sink.Update(src, tools, refused)
 		}

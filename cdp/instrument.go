@@ -160,6 +160,9 @@ type docState struct {
 	alive    bool
 	busy     bool // a refresh loop runs
 	dirty    bool // another refresh is needed
+	// denied says why the Permissions Policy denies the document tools;
+	// empty while it may use them (or before the verdict).
+	denied string
 }
 
 type nativeDoc struct {

@@ -95,9 +95,12 @@ type frameFacts struct {
 	parent cdpt.FrameID // "" for a top-level frame
 }
 
-// applyPolicy decides the feature for a polyfilled document, hands the
-// verdict to its bridge, and reports a denial. It runs once per document,
-// right after the bridge is adopted, and says whether tools are allowed.
+// applyPolicy decides the feature for a polyfilled document and hands the
+// verdict to its bridge. It runs once per document, right after the bridge
+// is adopted, and says whether tools are allowed. A denial is not a
+// refusal by itself: most denied frames (ads, players) register nothing.
+// The tools a denied document tried to register come with its list
+// (bridge.list's denied), and pageTools reports each of those.
 func (b *Browser) applyPolicy(ctx context.Context, d *docState, bridge runtime.RemoteObjectID) (allowed bool) {
 	v := b.toolsVerdict(ctx, d)
 	var ok bool
@@ -108,17 +111,33 @@ func (b *Browser) applyPolicy(ctx context.Context, d *docState, bridge runtime.R
 	if v.allowed {
 		return true
 	}
-	b.logger.Info("a frame may not use WebMCP tools (Permissions Policy \"tools\")", "origin", d.origin, "frame", d.frameID, "reason", v.reason)
+	b.logger.Debug("a frame may not use WebMCP tools (Permissions Policy \"tools\")", "origin", d.origin, "frame", d.frameID, "reason", v.reason)
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !d.alive {
-		return false
-	}
-	src := b.sourceOf(d)
-	b.sink.Update(src, nil, []core.Refusal{{Reason: core.ReasonPermissions, Tool: "*",
-		Detail: "the document may not use tools (Permissions Policy \"tools\"): " + v.reason,
-		Origin: src.Origin, URL: src.URL, Tab: src.Tab, At: time.Now()}})
+	d.denied = v.reason
+	b.mu.Unlock()
 	return false
+}
+
+// deniedRefusals are the refusals of the tools a denied document tried to
+// register (names as the page script listed them; "*" for one whose name
+// it could not read), and of how many more it tried past the page
+// script's bound.
+func deniedRefusals(src core.Source, reason string, dl *deniedList, now time.Time) []core.Refusal {
+	if dl == nil || reason == "" {
+		return nil
+	}
+	detail := "the document tried to register it, but may not use tools (Permissions Policy \"tools\"): " + reason
+	var out []core.Refusal
+	for _, name := range dl.Names {
+		out = append(out, core.Refusal{Reason: core.ReasonPermissions, Tool: name, Detail: detail,
+			Origin: src.Origin, URL: src.URL, Tab: src.Tab, At: now})
+	}
+	if dl.More > 0 {
+		out = append(out, core.Refusal{Reason: core.ReasonPermissions, Tool: "*",
+			Detail: fmt.Sprintf("the document tried to register %d more tools, but may not use tools (Permissions Policy \"tools\"): %s", dl.More, reason),
+			Origin: src.Origin, URL: src.URL, Tab: src.Tab, At: now})
+	}
+	return out
 }
 
 // toolsVerdict walks from the document's frame up to the top of its tab.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,4 +139,57 @@ func serveHandler(t *testing.T, h http.Handler) string {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// TestCIFramePermission: a cross-origin frame without allow="tools" is a
+// frame-permission error only when it tries to have tools (registerTool, a
+// <form toolname>); one that registers nothing, like an ad or a video
+// player, is no finding at all, and the page passes. (127.0.0.1 and
+// localhost on the fixture server's port are two sites.)
+func TestCIFramePermission(t *testing.T) {
+	base := serveFixtures(t)
+	other := strings.Replace(base, "127.0.0.1", "localhost", 1)
+	for _, tt := range []struct {
+		child    string
+		wantCode int
+		wantTool string // the frame's tool, refused; "" for none
+	}{
+		{"register", 1, "frame_search"},
+		{"form", 1, "frame_form"},
+		{"none", 0, ""},
+	} {
+		t.Run(tt.child, func(t *testing.T) {
+			rep := inspect(t, tt.wantCode, base+"/ci/xframe.html?child="+tt.child+"&other="+url.QueryEscape(other))
+			var served, refused []string
+			for _, tl := range rep.Tools {
+				if tl.Refused == "" {
+					served = append(served, tl.Name)
+					continue
+				}
+				refused = append(refused, tl.Name)
+				if tl.Reason != "permissions-policy" || !strings.Contains(tl.Refused, "tried to register it") {
+					t.Errorf("refused %s: reason %q, %q", tl.Name, tl.Reason, tl.Refused)
+				}
+			}
+			if strings.Join(served, ",") != "host_status" {
+				t.Errorf("served tools %v, want host_status", served)
+			}
+			var perm []string
+			for _, f := range rep.Findings {
+				if f.Rule == "frame-permission" {
+					perm = append(perm, f.Tool)
+					if f.Severity != "error" || !strings.Contains(f.Message, other+"/ci/xframe-child.html") || !strings.Contains(f.Message, `allow="tools"`) {
+						t.Errorf("the finding: %+v", f)
+					}
+				}
+			}
+			want := []string{}
+			if tt.wantTool != "" {
+				want = append(want, tt.wantTool)
+			}
+			if strings.Join(refused, ",") != strings.Join(want, ",") || strings.Join(perm, ",") != strings.Join(want, ",") {
+				t.Errorf("refused %v, frame-permission findings for %v; want %v for both (findings %+v)", refused, perm, want, rep.Findings)
+			}
+		})
+	}
 }

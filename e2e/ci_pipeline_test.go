@@ -5,22 +5,28 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCIPipeline is CI mode's "done when": a site with one broken page (HTTP
 // 404), one late tool (1.2 s after load) and one failing call exits 2, with a
-// JUnit file of exactly one <error> and one <failure> and every other case
-// passing; with GITHUB_ACTIONS=true it prints annotations on the spec's
-// lines and appends a Markdown summary to $GITHUB_STEP_SUMMARY; with
-// --format json stdout is one JSON report.
+// JUnit file of exactly one <error>, one <failure>, one <skipped/> (the
+// broken page's call) and every other case passing, each case with its time;
+// the broken page fails well within --timeout; with GITHUB_ACTIONS=true it
+// prints annotations on the spec's lines and appends a Markdown summary to
+// $GITHUB_STEP_SUMMARY; with --format json stdout is one JSON report. The
+// late tool returns JSON as text, which its call matches with json: paths
+// and with structured:.
 func TestCIPipeline(t *testing.T) {
 	dir := t.TempDir()
 	junit := filepath.Join(dir, "results.xml")
 	summary := filepath.Join(dir, "summary.md")
 	os.WriteFile(summary, []byte("earlier steps' summary\n"), 0o644)
-	cmd := ciCommand("test", "../fixtures/ci/pipeline.yaml", "--junit", junit, "--format", "json", "--timeout", "30s")
+	const timeout = 30 * time.Second
+	cmd := ciCommand("test", "../fixtures/ci/pipeline.yaml", "--junit", junit, "--format", "json", "--timeout", timeout.String())
 	cmd.Env = append(os.Environ(), "GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY="+summary)
 	stdout, stderr, code := runCommand(t, cmd)
 	if code != 2 {
@@ -28,12 +34,18 @@ func TestCIPipeline(t *testing.T) {
 	}
 
 	doc := readJUnit(t, junit)
-	if doc.Errors != 1 || doc.Failures != 1 || doc.Skipped != 0 {
-		t.Errorf("JUnit: %d errors, %d failures, %d skipped; want 1, 1, 0", doc.Errors, doc.Failures, doc.Skipped)
+	if doc.Errors != 1 || doc.Failures != 1 || doc.Skipped != 1 {
+		t.Errorf("JUnit: %d errors, %d failures, %d skipped; want 1, 1, 1", doc.Errors, doc.Failures, doc.Skipped)
 	}
 	statuses := map[string]string{}
+	took := map[string]time.Duration{}
 	for _, s := range doc.Suites {
 		for _, c := range s.Cases {
+			secs, err := strconv.ParseFloat(c.Time, 64)
+			if err != nil || secs < 0 {
+				t.Errorf("%s/%s: time=%q, want seconds", s.Name, c.Name, c.Time)
+			}
+			took[s.Name+"/"+c.Name] = time.Duration(secs * float64(time.Second))
 			st := "passed"
 			switch {
 			case c.Error != nil:
@@ -41,7 +53,7 @@ func TestCIPipeline(t *testing.T) {
 			case c.Failure != nil:
 				st = "failure: " + c.Failure.Message
 			case c.Skipped != nil:
-				st = "skipped"
+				st = "skipped: " + c.Skipped.Message
 			}
 			statuses[s.Name+"/"+c.Name] = st
 		}
@@ -53,6 +65,7 @@ func TestCIPipeline(t *testing.T) {
 		"late/tools":                    "passed",
 		"late/call late_tool":           "passed",
 		"good/call add":                 "passed",
+		"broken/call anything":          "skipped: not run: the page did not load",
 	} {
 		if !strings.HasPrefix(statuses[name], want) {
 			t.Errorf("%s: %q, want %q", name, statuses[name], want)
@@ -60,6 +73,12 @@ func TestCIPipeline(t *testing.T) {
 	}
 	if !strings.HasSuffix(statuses["broken/load"], "/missing.html: HTTP 404 Not Found") {
 		t.Errorf("the broken page's error: %q", statuses["broken/load"])
+	}
+	// A 404 is known when the response comes: the load fails long before
+	// the wait for tools would give up (half the timeout is a generous
+	// bound, not a speed test).
+	if d := took["broken/load"]; d >= timeout/2 {
+		t.Errorf("the broken page's load case took %s, with --timeout %s", d, timeout)
 	}
 	if doc.Tests != len(statuses) || doc.Tests < 10 {
 		t.Errorf("%d tests: %v", doc.Tests, statuses)
@@ -78,15 +97,15 @@ func TestCIPipeline(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout)
 	}
-	if rep.Counts.Errors != 1 || rep.Counts.Failed != 1 || rep.Counts.Passed != doc.Tests-2 || len(rep.Suites) != 3 {
+	if rep.Counts.Errors != 1 || rep.Counts.Failed != 1 || rep.Counts.Skipped != 1 || rep.Counts.Passed != doc.Tests-3 || len(rep.Suites) != 3 {
 		t.Errorf("JSON counts %+v, suites %d", rep.Counts, len(rep.Suites))
 	}
 
 	// The annotations name the spec's lines of the broken page and the
 	// failing call (fixtures/ci/pipeline.yaml).
 	for _, re := range []string{
-		`(?m)^::error file=\.\./fixtures/ci/pipeline\.yaml,line=35,col=5,title=broken%3A load::loading http://[^:]*:\d+/missing\.html: HTTP 404 Not Found`,
-		`(?m)^::error file=\.\./fixtures/ci/pipeline\.yaml,line=19,col=9,title=good%3A echo is wrong on purpose::text is "hello", want "goodbye"`,
+		`(?m)^::error file=\.\./fixtures/ci/pipeline\.yaml,line=42,col=5,title=broken%3A load::loading http://[^:]*:\d+/missing\.html: HTTP 404 Not Found`,
+		`(?m)^::error file=\.\./fixtures/ci/pipeline\.yaml,line=21,col=9,title=good%3A echo is wrong on purpose::text is "hello", want "goodbye"`,
 	} {
 		if !regexp.MustCompile(re).MatchString(stderr) {
 			t.Errorf("no annotation matching %s in stderr:\n%s", re, stderr)

@@ -76,7 +76,25 @@ type inspectJSON struct {
 		Annotations map[string]any  `json:"annotations"`
 		Refused     string          `json:"refused"`
 		Reason      string          `json:"reason"`
+		Backend     string          `json:"backend"`
 	} `json:"tools"`
+	Resources []struct {
+		URI         string `json:"uri"`
+		Routed      string `json:"routed"`
+		Template    bool   `json:"template"`
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		MimeType    string `json:"mimeType"`
+	} `json:"resources"`
+	Prompts []struct {
+		Name        string `json:"name"`
+		Routed      string `json:"routed"`
+		Description string `json:"description"`
+		Arguments   []struct {
+			Name     string `json:"name"`
+			Required bool   `json:"required"`
+		} `json:"arguments"`
+	} `json:"prompts"`
 	Findings []struct {
 		Tool     string `json:"tool"`
 		Severity string `json:"severity"`
@@ -332,7 +350,9 @@ type junitDoc struct {
 			Error *struct {
 				Message string `xml:"message,attr"`
 			} `xml:"error"`
-			Skipped *struct{} `xml:"skipped"`
+			Skipped *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"skipped"`
 		} `xml:"testcase"`
 	} `xml:"testsuite"`
 }
@@ -407,6 +427,14 @@ pages:
   - name: strict
     url: warn.html
     lint: warnings
+  - name: late
+    url: late.html
+    tools: [late_tool]
+    calls:
+      - name: structured from text
+        tool: late_tool
+        args: {who: CI}
+        expect: {structured: {greeting: hello nobody}}
 `), 0o644)
 	junit := filepath.Join(dir, "out", "results.xml")
 	os.MkdirAll(filepath.Dir(junit), 0o755)
@@ -414,7 +442,7 @@ pages:
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	if last := lastLine(stdout); last != "12 passed, 13 failed" {
+	if last := lastLine(stdout); last != "15 passed, 14 failed" {
 		t.Errorf("last line %q\n%s", last, stdout)
 	}
 	for _, s := range []string{
@@ -424,16 +452,19 @@ pages:
 		"FAIL  error expected: the call succeeded, but isError: true was expected",
 		"FAIL  tool bad_type: 1 error, 0 warnings",
 		"FAIL  tool lookup_order: 0 errors, 2 warnings",
+		// structured: on a tool that returns JSON as text compares the text's
+		// values (late_tool's greeting is "hello CI").
+		`FAIL  structured from text: text.greeting is "hello CI", want "hello nobody"`,
 	} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("stdout lacks %q:\n%s", s, stdout)
 		}
 	}
-	if !strings.Contains(stderr, "13 of 25 checks failed") {
+	if !strings.Contains(stderr, "14 of 29 checks failed") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	doc := readJUnit(t, junit)
-	if doc.Tests != 25 || doc.Failures != 13 || len(doc.Suites) != 3 {
+	if doc.Tests != 29 || doc.Failures != 14 || len(doc.Suites) != 4 {
 		t.Fatalf("JUnit: tests %d, failures %d, suites %d", doc.Tests, doc.Failures, len(doc.Suites))
 	}
 	var got []string
@@ -450,7 +481,7 @@ pages:
 	sort.Strings(got)
 	want := []string{"bad/tool bad_pattern", "bad/tool bad_type", "bad/tool blank_description", "bad/tool dotted.name", "bad/tool huge_description",
 		"bad/tool list_input", "bad/tool way_too_long", "good/error expected", "good/tools", "good/unexpected error", "good/wrong text",
-		"strict/tool lookup_order", "strict/tool wordy"}
+		"late/structured from text", "strict/tool lookup_order", "strict/tool wordy"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("failed cases %v, want %v", got, want)
 	}

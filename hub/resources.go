@@ -130,6 +130,9 @@ func (h *Hub) SetServerCatalog(src core.Source, server core.PageServer, res []co
 	}
 	h.ps.res[src.Key] = c
 	h.ps.mu.Unlock()
+	h.mu.Lock()
+	h.wakeLocked() // whoever waits on Changed (CI mode settling a page) sees it now
+	h.mu.Unlock()
 	for i, r := range refused {
 		if i >= 8 {
 			break

@@ -38,7 +38,9 @@ const bridge = freeze({
       if (e.annotations || e.hints) annotations = { __proto__: null, ...e.annotations, ...e.hints };
       ArrayPush(tools, { __proto__: null, name: e.name, title: e.title === null ? '' : e.title, description: e.description, inputSchema: e.schema, annotations });
     });
-    return JSONstringify({ __proto__: null, url: G.location.href, title: titleOf(doc), tools, overflow });
+    // A denied document lists, instead, the tools it tried to register.
+    const denied = policy === 'denied' ? deniedList() : undefined;
+    return JSONstringify({ __proto__: null, url: G.location.href, title: titleOf(doc), tools, overflow, denied });
   },
   // call runs a tool like executeTool does (toolactivated, a real
   // AbortSignal) and resolves with a plain object of strings, numbers and

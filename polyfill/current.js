@@ -62,7 +62,7 @@ function installCurrent() {
         if (!(#active in this)) throw new TypeError('Illegal invocation');
         const t = convertTool(tool, 'registerTool');
         const o = convertOptions(options, 'registerTool', ['exposedTo', 'signal']);
-        return gate(() => this.#register(t, o)); // the Permissions Policy first
+        return gate(() => this.#register(t, o), t.name); // the Permissions Policy first
       } catch (err) {
         return PromiseReject(err);
       }

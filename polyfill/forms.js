@@ -223,7 +223,11 @@ function installForms() {
     const found = call(qsa, doc, 'form[toolname]');
     for (let i = 0; i < found.length && i < MAX_FORMS; i++) {
       const form = found[i];
-      const next = policy === 'denied' ? null : read(form); // (denied: no form is a tool)
+      let next = read(form);
+      if (next && policy === 'denied') { // no form is a tool; Go hears it tried
+        noteDenied(next.name);
+        next = null;
+      }
       const old = forms.get(form);
       if (old && next && old.name === next.name && old.description === next.description && old.title === next.title &&
           old.schema === next.schema && old.autosubmit === next.autosubmit && registry.get(old.name) === old.entry) {

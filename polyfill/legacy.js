@@ -58,7 +58,16 @@ const legacy = freeze({
   // document.modelContext.registerTool too) with tools, all or nothing.
   provideContext(options = undefined) {
     syncDoc();
-    checkPolicy('provideContext');
+    checkPolicy('provideContext', () => {
+      const d = isObject(options) ? getOwnPropertyDescriptor(options, 'tools') : undefined;
+      const out = [];
+      if (!d || !isArray(d.value)) return out;
+      for (let i = 0; i < d.value.length && i < MAX_DENIED; i++) {
+        const e = getOwnPropertyDescriptor(d.value, i);
+        ArrayPush(out, e && 'value' in e ? ownName(e.value) : '*');
+      }
+      return out;
+    });
     if (options !== undefined && options !== null && !isObject(options)) throw new TypeError('provideContext: the options are not an object');
     const tools = options ? options.tools : undefined;
     if (tools !== undefined && !isArray(tools)) throw new TypeError('provideContext: tools must be an array');
@@ -93,7 +102,7 @@ const legacy = freeze({
   // polyfills did.
   registerTool(tool) {
     syncDoc();
-    checkPolicy('registerTool');
+    checkPolicy('registerTool', () => [ownName(tool)]);
     const c = legacyConvert(tool, 'registerTool', store.has);
     store.add(c.t, c.schema, c.tool);
     store.commit();

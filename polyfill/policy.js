@@ -21,21 +21,61 @@ const POLICY_MESSAGE = 'Access to the feature "tools" is disallowed by permissio
 // itself; a standalone copy (a site's own tests) has no Go to ask.
 let policy = hasNative || NONCE === 'standalone' ? 'allowed' : 'pending';
 let policyWaiters = [];
+// The names of the tools this document tried to register where the feature
+// is disabled (registerTool, provideContext, a <form toolname>, or a
+// tentative registration a denial dropped). bridge.list hands them to Go,
+// which reports each as refused by the policy: a denied document that
+// registers nothing (an ad's frame, a video player) is not reported at all.
+// '*' stands for a tool whose name could not be read without running page
+// code. Bounded: past MAX_DENIED names only a count is kept.
+const MAX_DENIED = 32;
+const deniedNames = new SafeSet();
+let deniedMore = 0;
 
 function policyError() {
   return domError('NotAllowedError', POLICY_MESSAGE);
 }
 
+// noteDenied records a tool the document tried to register where the
+// feature is disabled, and tells Go once per new name.
+function noteDenied(name) {
+  if (policy !== 'denied') return;
+  const n = typeof name === 'string' && name !== '' ? StringSlice(name, 0, 128) : '*';
+  if (deniedNames.has(n)) return;
+  if (deniedNames.size >= MAX_DENIED) {
+    if (deniedMore++ === 0) pingGo();
+    return;
+  }
+  deniedNames.add(n);
+  pingGo();
+}
+
+// ownName reads the name of a tool object the page passed, from an own
+// data property only: a denied call must not run page code (a getter) that
+// native Chromium would not run.
+function ownName(tool) {
+  if (!isObject(tool)) return '*';
+  const d = getOwnPropertyDescriptor(tool, 'name');
+  return d && typeof d.value === 'string' ? d.value : '*';
+}
+
 // gate runs steps (which return a promise) now, or once the verdict is in;
-// with the feature disabled it rejects with NotAllowedError instead.
-function gate(steps) {
+// with the feature disabled it rejects with NotAllowedError instead, and
+// notes registering (the name given) as refused.
+function gate(steps, registering = undefined) {
   // A document without a browsing context (a removed frame's) will never
   // get a verdict: its calls reject at once, as not fully active.
   if (policy === 'allowed' || !active()) return steps();
-  if (policy === 'denied') return PromiseReject(policyError());
+  if (policy === 'denied') {
+    if (registering !== undefined) noteDenied(registering);
+    return PromiseReject(policyError());
+  }
   return new PromiseCtor((resolve, reject) => {
     ArrayPush(policyWaiters, () => {
-      if (policy !== 'allowed') return reject(policyError());
+      if (policy !== 'allowed') {
+        if (registering !== undefined) noteDenied(registering);
+        return reject(policyError());
+      }
       let p;
       try { p = steps(); } catch (e) { return reject(e); }
       return then(p, resolve, reject);
@@ -44,9 +84,15 @@ function gate(steps) {
 }
 
 // checkPolicy throws NotAllowedError where the feature is disabled (the
-// synchronous older API).
-function checkPolicy(what) {
-  if (policy === 'denied') throw domError('NotAllowedError', `${what}: ${POLICY_MESSAGE}`);
+// synchronous older API), noting the names of the tools that names(),
+// when given, reads from the call's arguments.
+function checkPolicy(what, names = undefined) {
+  if (policy !== 'denied') return;
+  if (names) {
+    const list = names();
+    for (let i = 0; i < list.length; i++) noteDenied(list[i]);
+  }
+  throw domError('NotAllowedError', `${what}: ${POLICY_MESSAGE}`);
 }
 
 // setPolicy records Go's verdict, once per document, and releases the
@@ -56,6 +102,7 @@ function setPolicy(allowed) {
   if (policy !== 'pending') return false;
   policy = allowed ? 'allowed' : 'denied';
   if (!allowed && registry.size > 0) {
+    registry.forEach((e) => noteDenied(e.name));
     registry.clear();
     changed();
   }
@@ -63,4 +110,13 @@ function setPolicy(allowed) {
   policyWaiters = [];
   for (let i = 0; i < waiters.length; i++) tryCall(waiters[i]);
   return true;
+}
+
+// deniedList is what bridge.list says of the refused registrations: the
+// names, and how many more were not kept.
+function deniedList() {
+  const names = [];
+  defineProperty(names, 'toJSON', { value: undefined });
+  deniedNames.forEach((n) => ArrayPush(names, n));
+  return { __proto__: null, names, more: deniedMore };
 }

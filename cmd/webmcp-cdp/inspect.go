@@ -272,6 +272,8 @@ type inspectReport struct {
 	Missing   []string           `json:"missing,omitempty"`
 	TookMS    int64              `json:"tookMs"`
 	Tools     []ci.Tool          `json:"tools"`
+	Resources []ci.Resource      `json:"resources"`
+	Prompts   []ci.Prompt        `json:"prompts"`
 	Findings  []ci.Finding       `json:"findings"`
 	Errors    int                `json:"errors"`
 	Warnings  int                `json:"warnings"`
@@ -280,8 +282,15 @@ type inspectReport struct {
 
 func writeInspectJSON(w io.Writer, p *ci.Page, findings []ci.Finding, errs, warns int) error {
 	rep := inspectReport{URL: p.URL, Settled: p.Settled, Missing: p.Missing, TookMS: p.Took.Milliseconds(), Tools: p.Tools, Findings: findings, Errors: errs, Warnings: warns, Diagnosis: p.Diagnosis}
+	rep.Resources, rep.Prompts = p.Resources, p.Prompts
 	if rep.Tools == nil {
 		rep.Tools = []ci.Tool{}
+	}
+	if rep.Resources == nil {
+		rep.Resources = []ci.Resource{}
+	}
+	if rep.Prompts == nil {
+		rep.Prompts = []ci.Prompt{}
 	}
 	if rep.Findings == nil {
 		rep.Findings = []ci.Finding{}
@@ -297,7 +306,7 @@ func writeInspectText(w io.Writer, p *ci.Page, findings []ci.Finding, errs, warn
 	if !p.Settled {
 		state = "gave up waiting"
 	}
-	fmt.Fprintf(&b, "%s: %d tools (%s after %s)\n", p.URL, len(p.Tools), state, p.Took.Round(time.Millisecond))
+	fmt.Fprintf(&b, "%s: %s (%s after %s)\n", p.URL, ci.PageCounts(p), state, p.Took.Round(time.Millisecond))
 	for _, t := range p.Tools {
 		b.WriteString("\n")
 		if t.Refused != "" {
@@ -305,6 +314,7 @@ func writeInspectText(w io.Writer, p *ci.Page, findings []ci.Finding, errs, warn
 			continue
 		}
 		fmt.Fprintf(&b, "%s  →  %s\n", t.Name, t.Routed)
+		fmt.Fprintf(&b, "  backend:      %s\n", t.Backend)
 		if t.Title != "" {
 			fmt.Fprintf(&b, "  title:        %s\n", t.Title)
 		}
@@ -325,6 +335,7 @@ func writeInspectText(w io.Writer, p *ci.Page, findings []ci.Finding, errs, warn
 			fmt.Fprintf(&b, "  from:         %s\n", t.URL)
 		}
 	}
+	writeServerCatalog(&b, p)
 	b.WriteString("\n")
 	if len(p.Tools) == 0 {
 		b.WriteString("Why there are no tools:\n")
@@ -344,6 +355,48 @@ func writeInspectText(w io.Writer, p *ci.Page, findings []ci.Finding, errs, warn
 	fmt.Fprintf(&b, "%s, %s\n", plural(errs, "error"), plural(warns, "warning"))
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// writeServerCatalog writes the resources, resource templates and prompts
+// of the page's MCP-B page servers.
+func writeServerCatalog(b *bytes.Buffer, p *ci.Page) {
+	if len(p.Resources) > 0 {
+		b.WriteString("\nResources (MCP-B page servers):\n")
+	}
+	for _, r := range p.Resources {
+		kind := "resource"
+		if r.Template {
+			kind = "template"
+		}
+		fmt.Fprintf(b, "\n%s  →  %s  (%s)\n", r.URI, r.Routed, kind)
+		fmt.Fprintf(b, "  name:         %s\n", r.Name)
+		if r.Description != "" {
+			fmt.Fprintf(b, "  description:  %s\n", oneLine(r.Description, 300))
+		}
+		if r.MimeType != "" {
+			fmt.Fprintf(b, "  mimeType:     %s\n", r.MimeType)
+		}
+	}
+	if len(p.Prompts) > 0 {
+		b.WriteString("\nPrompts (MCP-B page servers):\n")
+	}
+	for _, pr := range p.Prompts {
+		fmt.Fprintf(b, "\n%s  →  %s\n", pr.Name, pr.Routed)
+		if pr.Description != "" {
+			fmt.Fprintf(b, "  description:  %s\n", oneLine(pr.Description, 300))
+		}
+		for _, a := range pr.Arguments {
+			req := ""
+			if a.Required {
+				req = " (required)"
+			}
+			line := a.Name + req
+			if a.Description != "" {
+				line += "  " + oneLine(a.Description, 200)
+			}
+			fmt.Fprintf(b, "  argument:     %s\n", line)
+		}
+	}
 }
 
 // oneLine shows s on one line, cut to n characters.

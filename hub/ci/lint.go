@@ -105,7 +105,7 @@ var instructionLike = []*regexp.Regexp{
 func LintPage(p *Page) []Finding {
 	var out []Finding
 	switch {
-	case len(p.Tools) == 0:
+	case len(p.Tools) == 0 && len(p.Resources) == 0 && len(p.Prompts) == 0:
 		msg := fmt.Sprintf("the page registered no tools within %s", p.Took.Round(time.Millisecond))
 		if why := Explain(p.Diagnosis); len(why) > 0 {
 			msg += ": " + strings.Join(why, "; ")
@@ -183,8 +183,12 @@ func lintTool(t Tool) []Finding {
 		out = append(out, Finding{Tool: t.Name, Severity: sev, Rule: rule, Message: fmt.Sprintf(format, args...)})
 	}
 	if t.Refused != "" && isPermissionRefusal(t.Reason) {
-		return append(out, Finding{Tool: t.Name, Severity: Error, Rule: RuleFramePermission, Reason: t.Reason,
-			Message: fmt.Sprintf("a cross-origin frame (%s) registered it without the tools permission, so browsers refuse it: add allow=\"tools\" to its <iframe> (and to each frame above it) if it should have tools: %s", t.URL, t.Refused)})
+		f := Finding{Tool: t.Name, Severity: Error, Rule: RuleFramePermission, Reason: t.Reason,
+			Message: fmt.Sprintf("%s (in %s); browsers refuse it too. If that document should have tools, delegate \"tools\" to it (allow=\"tools\" on its <iframe> and on each frame above it) and keep Permissions-Policy headers from excluding it", t.Refused, t.URL)}
+		if t.Name == "*" {
+			f.Tool = ""
+		}
+		return append(out, f)
 	}
 	if t.Refused != "" {
 		why := t.Refused

@@ -84,6 +84,8 @@ func TestLint(t *testing.T) {
 		}), []string{"warning default-wrong-type"}},
 		{"refused for the tools permission", Tool{Name: "ad_tool", URL: "https://ads.test/frame", Refused: "the frame is not allowed tools", Reason: core.ReasonPermissions},
 			[]string{"error frame-permission"}},
+		{"refused for the tools permission, past the page's bound of names", Tool{Name: "*", URL: "https://ads.test/frame", Refused: "the document tried to register 3 more tools", Reason: core.ReasonPermissions},
+			[]string{"error frame-permission"}},
 		{"several at once", Tool{Name: "x.y", Routed: "s_x_y_1234", Description: "", InputSchema: json.RawMessage(`{"type":"string"}`)},
 			[]string{"error empty-description", "error name-rejected", "error schema-not-object"}},
 	}
@@ -189,6 +191,7 @@ func TestLintPage(t *testing.T) {
 			Diagnosis: core.PageDiagnosis{Forms: []core.FormTool{{Name: "book", AutoSubmit: false}, {Name: "search", AutoSubmit: true}}}},
 			[]string{"warning form-without-autosubmit"}},
 		{"only refused tools", Page{Settled: true, Tools: []Tool{{Name: "a", Refused: "too big"}}}, []string{"error refused"}},
+		{"a page server with prompts only", Page{Settled: true, Prompts: []Prompt{{Name: "help", Routed: "s_tab1_help"}}}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

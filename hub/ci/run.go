@@ -215,7 +215,7 @@ func (r *Runner) runPage(ctx context.Context, out io.Writer, spec *Spec, i int, 
 		}
 	}()
 	load := Case{Name: "load", Took: page.Took, Pos: suite.Pos,
-		Note: fmt.Sprintf("%s after %s: %s", plural(len(page.Names()), "tool"), roundDuration(page.Took), strings.Join(page.Names(), ", "))}
+		Note: fmt.Sprintf("%s after %s: %s", plural(len(page.Names()), "tool"), roundDuration(page.Took), servedNames(page))}
 	if !page.Settled {
 		load.Note += " (gave up waiting)"
 	}

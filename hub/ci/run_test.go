@@ -35,7 +35,7 @@ func TestSessionOpen(t *testing.T) {
 	}
 	add, _ := p.Tool("add")
 	wantAdd := Tool{Name: "add", Routed: "site_test_add", Description: "Add two numbers.", InputSchema: obj(`"a":{"type":"number"},"b":{"type":"number"}`),
-		Annotations: map[string]any{"readOnlyHint": true}, URL: "http://site.test/notes", Frame: "FT1"}
+		Annotations: map[string]any{"readOnlyHint": true}, Backend: BackendWebMCP, URL: "http://site.test/notes", Frame: "FT1"}
 	if !reflect.DeepEqual(add, wantAdd) {
 		t.Errorf("add is\n%+v, want\n%+v", add, wantAdd)
 	}

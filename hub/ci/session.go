@@ -33,6 +33,10 @@ type Tool struct {
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 	// Annotations are the page's hints.
 	Annotations map[string]any `json:"annotations,omitempty"`
+	// Backend is "webmcp" for a tool a document registered through the
+	// WebMCP API, "mcp-b" for a tool of an MCP-B page server; empty for a
+	// refused tool.
+	Backend string `json:"backend,omitempty"`
 	// URL is the document that registered the tool (a frame's, for a tool of
 	// an iframe).
 	URL string `json:"url,omitempty"`
@@ -100,6 +104,10 @@ type Page struct {
 	URL string
 	// Tools are the page's tools, served and refused, sorted by name.
 	Tools []Tool
+	// Resources (and resource templates) and Prompts are what the page's
+	// MCP-B page servers list.
+	Resources []Resource
+	Prompts   []Prompt
 	// Settled is false when the wait ended at the timeout: the page
 	// registered no tools, its tools kept changing, a tool waited for did
 	// not come, or it never fired its load event.
@@ -221,13 +229,14 @@ func (p *Page) settle(ctx context.Context, mark uint64, waitFor []string, quiet,
 			quietOver = false
 		}
 		tools, known := p.read(mark)
-		if known != lastKnown || !reflect.DeepEqual(tools, p.Tools) {
-			p.Tools, lastKnown = tools, known
+		res, prompts := p.readServers()
+		if known != lastKnown || !reflect.DeepEqual(tools, p.Tools) || !reflect.DeepEqual(res, p.Resources) || !reflect.DeepEqual(prompts, p.Prompts) {
+			p.Tools, p.Resources, p.Prompts, lastKnown = tools, res, prompts, known
 			still.Reset(quiet)
 			quietOver = false
 		}
 		p.Missing = p.missing(waitFor)
-		if quietOver && loaded && known && len(tools) > 0 && len(p.Missing) == 0 {
+		if quietOver && loaded && known && len(tools)+len(res)+len(prompts) > 0 && len(p.Missing) == 0 {
 			p.Settled = true
 			return nil, nil
 		}
@@ -284,6 +293,16 @@ func (p *Page) read(mark uint64) ([]Tool, bool) {
 	return out, ok
 }
 
+// readServers returns the resources and prompts of the page's MCP-B page
+// servers.
+func (p *Page) readServers() ([]Resource, []Prompt) {
+	ti, ok := p.s.Hub.TabOf(p.tab)
+	if !ok {
+		return nil, nil
+	}
+	return tabCatalog(p.s.Hub, ti.N)
+}
+
 // tabTools picks the tools of tab n out of the routed tools. A tool shared
 // by several tabs or frames is listed under the name that reaches this very
 // document (<site>_tab<N>_...), else under the site-level name.
@@ -313,6 +332,7 @@ func tabTools(routed []hub.RoutedTool, n int) []Tool {
 			Description: rt.Tool.Description,
 			InputSchema: rt.Tool.InputSchema,
 			Annotations: rt.Tool.Annotations,
+			Backend:     backendOf(src.Backend),
 			URL:         url,
 			Frame:       src.Frame,
 		}
