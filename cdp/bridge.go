@@ -37,6 +37,7 @@ func (b *Browser) onConsole(t *targetState, params jsonv2.Value) {
 		return
 	}
 	d.bridge = "pending"
+	d.adopting = true
 	b.mu.Unlock()
 	go b.adopt(d, ev.Args[1].ObjectID)
 }
@@ -47,6 +48,12 @@ func (b *Browser) onConsole(t *targetState, params jsonv2.Value) {
 // round trip: the page runs them in order, both on the handle the console
 // gave us (it lives until the move has happened, and after).
 func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
+	defer func() {
+		b.mu.Lock()
+		d.adopting = false
+		b.progressLocked()
+		b.mu.Unlock()
+	}()
 	ctx := b.life
 	l := b.opts.Limits
 	move, err := d.t.sess.Send(runtime.CommandCallFunctionOn, runtime.CallFunctionOnParams{
@@ -212,10 +219,13 @@ type deniedList struct {
 }
 
 // refresh reads the tools of a document and hands them to the sink. Calls
-// made while a read runs fold into one more read.
+// made while a read runs fold into one more read. Its caller counted it in
+// d.queued.
 func (b *Browser) refresh(d *docState) {
 	b.mu.Lock()
+	d.queued--
 	if d.native {
+		b.progressLocked()
 		b.mu.Unlock()
 		return
 	}
@@ -223,6 +233,7 @@ func (b *Browser) refresh(d *docState) {
 		// A read runs, or the bridge is being adopted (whose first read
 		// follows): read once more after it, so no change is lost.
 		d.dirty = true
+		b.progressLocked()
 		b.mu.Unlock()
 		return
 	}
@@ -250,6 +261,7 @@ func (b *Browser) refreshLoop(d *docState, first *toolList) {
 		b.mu.Lock()
 		if !d.alive {
 			d.busy = false
+			b.progressLocked()
 			b.mu.Unlock()
 			return
 		}
@@ -266,6 +278,9 @@ func (b *Browser) refreshLoop(d *docState, first *toolList) {
 		again := d.dirty
 		d.dirty = false
 		d.busy = again
+		if !again {
+			b.progressLocked()
+		}
 		b.mu.Unlock()
 		if !again {
 			return

@@ -109,6 +109,11 @@ type Browser struct {
 	inflight map[string][]*context.Context
 	// attached is closed and replaced whenever a target attaches.
 	attached chan struct{}
+	// existing are the tabs the browser had when Start turned auto-attach
+	// on; progress is closed and replaced whenever a target's setup or a
+	// document's read ends, or either goes (settle.go).
+	existing []*targetState
+	progress chan struct{}
 	// policyHeaders are the frames' Permissions-Policy headers (permissions.go).
 	policyHeaders policyHeaders
 	// navs wakes the calls that wait for a frame's next document (navresult.go).
@@ -162,7 +167,9 @@ type docState struct {
 	dirty    bool // another refresh is needed
 	// denied says why the Permissions Policy denies the document tools;
 	// empty while it may use them (or before the verdict).
-	denied string
+	denied   string
+	adopting bool // the bridge handed over is being adopted (bridge.go)
+	queued   int  // refreshes started but not yet running
 }
 
 type nativeDoc struct {
@@ -199,6 +206,7 @@ func NewBrowser(conn *Conn, opts Options) (*Browser, error) {
 		life:    context.Background(),
 
 		attached: make(chan struct{}),
+		progress: make(chan struct{}),
 	}
 	b.native.init()
 	script, err := polyfill.Script(polyfill.Options{Nonce: b.nonce, Binding: b.binding, Backend: opts.Backend})
@@ -231,6 +239,7 @@ func (b *Browser) Start(ctx context.Context, sink Sink) error {
 	if err := bs.Call(ctx, target.CommandSetAutoAttach, params, nil); err != nil {
 		return fmt.Errorf("turning on auto-attach: %w", err)
 	}
+	b.noteExisting()
 	return nil
 }
 

@@ -2,7 +2,9 @@ package cdp
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -90,52 +92,77 @@ func TestRealBrowserTargets(t *testing.T) {
 	})
 }
 
-// TestSettleExisting: the wait for the tabs open at attach ends when the
-// tabs the browser lists are attached and set up; ctx bounds it when a
-// setup never answers, and a listed tab that never attaches (or that we
-// leave alone, such as DevTools) holds it at most attachGrace.
+// TestSettleExisting: the wait for the tabs open at attach covers the tabs
+// the browser announced before it answered Target.setAutoAttach (Chrome
+// announces every target it has first), until each is set up and each of
+// its documents has been read; ctx bounds it when a setup never answers. A
+// tab attached after that answer is not waited for, and no target list is
+// asked for.
 func TestSettleExisting(t *testing.T) {
-	b, f, _ := startBrowser(t, polyfill.BackendAuto)
+	c, f := newTestConn(t)
+	b, err := NewBrowser(c, Options{Backend: polyfill.BackendAuto, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	started := make(chan error, 1)
+	go func() { started <- b.Start(ctx, newFakeSink()) }()
+	f.reply(t, f.next(t).ID, `{}`) // setDiscoverTargets
+	autoAttach := f.next(t)
+	// The open tab is announced before the answer; its setup goes out.
 	f.feed(t, attachedEvent("", "S1", "T1", "page", "http://a.test/", false))
 	var setup []int64
 	for range 8 {
 		setup = append(setup, f.next(t).ID)
 	}
-	info := func(id, kind, url string) string {
-		return fmt.Sprintf(`{"targetId":%q,"type":%q,"title":"","url":%q,"attached":false,"canAccessOpener":false}`, id, kind, url)
+	f.reply(t, autoAttach.ID, `{}`)
+	if err := recv(t, started, "Start"); err != nil {
+		t.Fatal(err)
 	}
-	settle := func(ctx context.Context, targets string) (int, error) {
-		type result struct {
-			n   int
-			err error
-		}
-		done := make(chan result, 1)
-		go func() { n, err := b.SettleExisting(ctx); done <- result{n, err} }()
-		m := f.next(t)
-		if string(m.Method) != target.CommandGetTargets {
-			t.Fatalf("SettleExisting sent %s, want %s", m.Method, target.CommandGetTargets)
-		}
-		f.reply(t, m.ID, `{"targetInfos":[`+targets+`]}`)
-		r := recv(t, done, "SettleExisting")
-		return r.n, r.err
+	settle := func(d time.Duration) (int, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		return b.SettleExisting(ctx)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	if n, err := settle(ctx, info("T1", "page", "http://a.test/")); err == nil || n != 1 {
+	const short = 100 * time.Millisecond
+
+	if n, err := settle(short); !errors.Is(err, context.DeadlineExceeded) || n != 1 {
 		t.Errorf("before the setup answered: %d tabs, %v; want 1 and the ctx's error", n, err)
+	}
+	// A tab opened after attach, whose setup never answers, is not waited for.
+	f.feed(t, attachedEvent("", "S2", "T2", "page", "http://b.test/", true))
+	for range 8 {
+		f.next(t)
 	}
 	for _, id := range setup {
 		f.feed(t, &cdproto.Message{ID: id, SessionID: "S1", Result: []byte(`{}`)})
 	}
-	lists := info("T1", "page", "http://a.test/") + "," + info("T3", "page", "devtools://devtools/x") + "," + info("T4", "service_worker", "https://a.test/sw.js")
-	if n, err := settle(context.Background(), lists); err != nil || n != 1 {
+	if n, err := settle(patience); err != nil || n != 1 {
 		t.Errorf("set up: %d tabs, %v; want 1, nil", n, err)
 	}
-	start := time.Now()
-	if n, err := settle(context.Background(), lists+","+info("T2", "page", "http://b.test/")); err != nil || n != 1 {
-		t.Errorf("with a tab that never attaches: %d tabs, %v; want 1, nil", n, err)
+
+	// A document whose bridge is being adopted holds the wait until its
+	// first read is in; SettleExisting wakes on it, not on a clock.
+	f.feed(t, event("S1", cdproto.EventRuntimeExecutionContextCreated,
+		`{"context":{"id":3,"origin":"http://a.test","name":"","uniqueId":"u3","auxData":{"isDefault":true,"frameId":"T1"}}}`))
+	f.feed(t, event("S1", cdproto.EventRuntimeConsoleAPICalled, fmt.Sprintf(
+		`{"type":"debug","args":[{"type":"string","value":%q},{"type":"object","objectId":"bridge-1"}],"executionContextId":3,"timestamp":1}`,
+		polyfill.BridgeMarker+b.nonce)))
+	move, read := f.next(t), f.next(t)
+	if n, err := settle(short); !errors.Is(err, context.DeadlineExceeded) || n != 1 {
+		t.Errorf("while the bridge is adopted: %d tabs, %v; want 1 and the ctx's error", n, err)
 	}
-	if waited := time.Since(start); waited < attachGrace {
-		t.Errorf("returned after %s, before the attach grace", waited)
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() { n, err := settle(patience); done <- result{n, err} }()
+	f.reply(t, move.ID, `{"result":{"type":"object","objectId":"bridge-2"}}`)
+	f.reply(t, read.ID, fmt.Sprintf(`{"result":{"type":"string","value":%q}}`,
+		`{"info":{"native":true,"url":"http://a.test/"},"list":{"url":"http://a.test/","tools":[],"overflow":0}}`))
+	if r := recv(t, done, "SettleExisting"); r.err != nil || r.n != 1 {
+		t.Errorf("after the adoption: %d tabs, %v; want 1, nil", r.n, r.err)
 	}
 }

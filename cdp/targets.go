@@ -3,7 +3,6 @@ package cdp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -123,7 +122,14 @@ func (b *Browser) reportTabLocked(t *targetState, url, title string) {
 // binding, Page.enable before the script, the script with runImmediately,
 // auto-attach for out-of-process frames, WebMCP, and only then resume.
 func (b *Browser) setup(t *targetState, existing bool) {
-	defer close(t.ready)
+	start := time.Now()
+	defer func() {
+		b.mu.Lock()
+		close(t.ready)
+		b.progressLocked()
+		b.mu.Unlock()
+		b.logger.Debug("set up a target", "type", t.kind, "url", t.url, "target", t.targetID, "took", time.Since(start).Round(time.Millisecond))
+	}()
 	if existing && t.kind == "page" && !b.opts.ReloadExisting {
 		b.logger.Info("this tab loaded before we attached: its native WebMCP tools and a WebMCP polyfill of its own are read live; tools it gave no API for appear after a reload (--reload-existing reloads such tabs)", "url", t.url, "target", t.targetID)
 		b.markPreexisting(t)
@@ -208,6 +214,7 @@ func (b *Browser) onDetached(params jsonv2.Value) {
 	t, ok := b.targets[ev.SessionID]
 	if ok {
 		delete(b.targets, ev.SessionID)
+		b.progressLocked()
 		for _, d := range t.contexts {
 			b.dropDocLocked(d)
 		}
@@ -253,6 +260,7 @@ func (b *Browser) onCrashed(targetID, status string) {
 
 func (b *Browser) dropDocLocked(d *docState) {
 	d.alive = false
+	b.progressLocked()
 	delete(d.t.contexts, d.ctxID)
 	delete(b.docs, d.key)
 	b.sink.DropDoc(d.key)
@@ -320,6 +328,9 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		}
 		b.mu.Lock()
 		d := t.contexts[ev.ExecutionContextID]
+		if d != nil && ev.Payload != pageServerPing {
+			d.queued++ // before the goroutine runs: settle.go sees the read coming
+		}
 		b.mu.Unlock()
 		if d != nil && ev.Payload == pageServerPing {
 			go b.pullPageServers(d)
@@ -363,6 +374,7 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		var docs []*docState
 		for _, d := range t.contexts {
 			if !d.native {
+				d.queued++
 				docs = append(docs, d)
 			}
 		}
@@ -483,66 +495,4 @@ func (b *Browser) newTopDocumentLocked(t *targetState) {
 	if ps, ok := b.sink.(PreexistingSink); ok {
 		ps.TabLoadedBefore(t.tab, false)
 	}
-}
-
-// attachGrace bounds how long SettleExisting waits for a target that the
-// browser listed but never announced with an attach event.
-const attachGrace = 3 * time.Second
-
-// SettleExisting waits until the tabs that were open when Start ran are
-// attached and set up, so that their native tools were replayed and the
-// page script ran in their documents. It asks the browser for its targets,
-// waits (waking on each attach) for those it follows, at most attachGrace
-// for one that never sends an attach event, then for each one's setup; ctx
-// bounds the whole wait (a setup that never answers would otherwise hold
-// it for setupTimeout). It returns how many tabs it waited for.
-func (b *Browser) SettleExisting(ctx context.Context) (int, error) {
-	res, err := cdpt.Call(ctx, b.conn.Browser(), target.GetTargets, target.GetTargetsParams{})
-	if err != nil {
-		return 0, fmt.Errorf("listing the open tabs: %w", err)
-	}
-	want := make(map[string]bool)
-	for _, ti := range res.TargetInfos {
-		if ti.Type == "page" && unwantedTarget(ti) == "" {
-			want[string(ti.TargetID)] = true
-		}
-	}
-	grace := time.NewTimer(attachGrace)
-	defer grace.Stop()
-	var ready []chan struct{}
-	for {
-		b.mu.Lock()
-		ready = ready[:0]
-		for _, t := range b.targets {
-			if want[t.targetID] {
-				ready = append(ready, t.ready)
-			}
-		}
-		attached := b.attached
-		b.mu.Unlock()
-		if len(ready) >= len(want) {
-			break
-		}
-		select {
-		case <-attached:
-			continue
-		case <-grace.C:
-			b.logger.Debug("some open tabs sent no attach event; not waiting for them", "listed", len(want), "attached", len(ready))
-		case <-ctx.Done():
-			return len(ready), ctx.Err()
-		case <-b.conn.Done():
-			return len(ready), ErrClosed
-		}
-		break
-	}
-	for _, r := range ready {
-		select {
-		case <-r:
-		case <-ctx.Done():
-			return len(ready), ctx.Err()
-		case <-b.conn.Done():
-			return len(ready), ErrClosed
-		}
-	}
-	return len(ready), nil
 }

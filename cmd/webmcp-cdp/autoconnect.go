@@ -115,26 +115,26 @@ func hostUserDataEnv() cdp.UserDataEnv {
 
 // settleExisting holds clients' first tools/list until the tabs that were
 // open before attach are set up (native tools replayed, the page script
-// run in their documents and their own polyfills adopted) and their tools
-// settled, at most --wait-tools in all.
+// run in their documents and their own polyfills adopted) and each of
+// their documents has been read, at most --wait-tools. That is an event,
+// so no quiet period follows: those tabs had loaded, and what they
+// register later comes with list_changed.
 func (s *session) settleExisting(ctx context.Context) {
+	defer s.releaseFirstList()
 	if s.waitTools <= 0 {
-		s.releaseFirstList()
 		return
 	}
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, s.waitTools)
+	defer cancel()
 	n, err := s.browser.SettleExisting(wctx)
-	cancel()
 	if err != nil {
-		slog.Info("the open tabs were not all set up within --wait-tools; answering tools/list without waiting for the rest", "tabs", n, "err", err)
-		s.releaseFirstList()
+		slog.Info("the open tabs were not all read within --wait-tools; answering tools/list without waiting for the rest", "tabs", n, "err", err)
 		return
 	}
-	slog.Debug("the open tabs are set up", "tabs", n, "after", time.Since(start).Round(time.Millisecond))
-	if n == 0 {
-		s.releaseFirstList()
+	if err := s.server.Synced(wctx); err != nil {
+		slog.Info("the open tabs' tools were not listed within --wait-tools; answering tools/list without waiting for them", "err", err)
 		return
 	}
-	s.settleStartPages(ctx, s.waitTools-time.Since(start))
+	slog.Debug("the open tabs are read; answering tools/list", "tabs", n, "after", time.Since(start).Round(time.Millisecond))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +15,7 @@ func newBench() *cobra.Command {
 	var tabs []int
 	var markdown bool
 	var cpuprofile string
+	var rows []string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure webmcp-cdp on this machine and print one table (Chromium required)",
@@ -29,7 +31,7 @@ func newBench() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("finding this binary: %w", err)
 			}
-			rep, err := bench.Run(cmd.Context(), bench.Options{Binary: self, Calls: calls, Tabs: tabs, CPUProfile: cpuprofile})
+			rep, err := bench.Run(cmd.Context(), bench.Options{Binary: self, Calls: calls, Tabs: tabs, CPUProfile: cpuprofile, Rows: rows})
 			if err != nil {
 				return err
 			}
@@ -45,5 +47,6 @@ func newBench() *cobra.Command {
 	cmd.Flags().IntSliceVar(&tabs, "tabs", []int{1, 10, 100}, "tab counts of the memory rows")
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print a Markdown table (for the docs)")
 	cmd.Flags().StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the webmcp-cdp server measured over stdio to `FILE` (read it with go tool pprof)")
+	cmd.Flags().StringSliceVar(&rows, "rows", nil, "measure only these groups of rows: "+strings.Join(bench.RowGroups, ", ")+" (all when empty)")
 	return cmd
 }

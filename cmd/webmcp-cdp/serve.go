@@ -60,7 +60,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxResultBytes, "max-result-bytes", 1<<20, "longest result text passed to the client; longer is cut with a notice")
 	fs.IntVar(&f.maxTools, "max-tools-per-document", 200, "most tools read from one document; the rest are refused")
 	fs.BoolVar(&f.noTabTools, "no-tab-tools", false, "do not offer the webmcp_*_tab tools (open, activate, reload, close)")
-	fs.DurationVar(&f.waitTools, "wait-tools", 10*time.Second, "hold a client's first tools/list until the start pages' tools have settled (quiet for 300ms), at most this long; 0 answers at once")
+	fs.DurationVar(&f.waitTools, "wait-tools", 10*time.Second, "hold a client's first tools/list until the start pages' tools have settled (quiet for 300ms), or with attach and no URLs until the open tabs are read, at most this long; 0 answers at once")
 	fs.StringVar(&f.dialogs, "dialogs", "fail", "a page dialog during a call, when the client cannot be asked (no elicitation): accept, dismiss, or fail (dismiss it and return an error)")
 	fs.StringVar(&f.confirm, "confirm", "none", "ask the client before calling: consequential (tools marked consequentialHint), writes (every tool not marked readOnlyHint), or none")
 	fs.StringVar(&f.list, "list", "all", "which page tools tools/list holds: all, active (the active tab's; the rest stay reachable through webmcp_list_tools and webmcp_call), or active+cached (also cached tools of closed pages)")

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -262,16 +263,7 @@ func TestListNeverPartial(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	srv := mcpserver.New(ctx, h, mcpserver.Options{Version: "test", Logger: slog.New(slog.DiscardHandler)})
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	cs := connectInMemory(ctx, t, srv)
 	const docs, perDoc = 6, 10
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -437,4 +429,60 @@ func TestToolSetMultiRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSyncedListsEarlierChanges: after Synced, a tools/list held by
+// FirstList and released lists every tool the catalog had when Synced was
+// called, however far the catalog's own sync goroutine has got.
+func TestSyncedListsEarlierChanges(t *testing.T) {
+	h := hub.New(&fakeBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler), Limits: hub.Limits{RegistrationsPerMinute: 1 << 30}})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	first := make(chan struct{})
+	srv := mcpserver.New(ctx, h, mcpserver.Options{Version: "test", Logger: slog.New(slog.DiscardHandler), FirstList: first})
+	cs := connectInMemory(ctx, t, srv)
+	for round := range 20 {
+		key := fmt.Sprintf("d%d", round)
+		h.Update(mkDoc(key, "tab"+key), []core.Tool{{Name: fmt.Sprintf("t%d", round), Description: "t",
+			InputSchema: json.RawMessage(`{"type":"object"}`)}}, nil)
+		if err := srv.Synced(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if round == 0 {
+			close(first)
+		}
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, tl := range res.Tools {
+			found = found || strings.HasSuffix(tl.Name, fmt.Sprintf("t%d", round))
+		}
+		if !found {
+			t.Fatalf("round %d: the list after Synced lacks the tool added before it", round)
+		}
+	}
+	done, stop := context.WithCancel(ctx)
+	stop()
+	if err := srv.Synced(done); !errors.Is(err, context.Canceled) {
+		t.Errorf("Synced with an ended context = %v, want context.Canceled", err)
+	}
+}
+
+// connectInMemory connects a go-sdk client to srv over in-memory transports,
+// closed when the test ends.
+func connectInMemory(ctx context.Context, t *testing.T, srv *mcpserver.Server) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return cs
 }

@@ -62,8 +62,11 @@ type Server struct {
 	logger *slog.Logger
 	tools  *ToolSet
 	listed map[string]pageTool // by routed name: what the last sync listed
-	calls  callLog
-	hitl   *hitl
+	// flush asks follow for a sync now; it closes the channel sent when
+	// the sync is done (Synced).
+	flush chan chan struct{}
+	calls callLog
+	hitl  *hitl
 	// pages and served are the MCP-B page servers' sessions and what of
 	// their resources and prompts is served (pageserver.go, resources.go).
 	pages  pageSessions
@@ -120,6 +123,7 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		opts:   opts,
 		logger: opts.Logger,
 		listed: make(map[string]pageTool),
+		flush:  make(chan chan struct{}),
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "webmcp-cdp", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "Tools named <site>_<tool> come from web pages open in a browser; " +
@@ -187,7 +191,31 @@ func (s *Server) follow(ctx context.Context, changes, used <-chan struct{}) {
 			s.sync()
 		case <-used:
 			s.sync()
+		case done := <-s.flush:
+			s.sync()
+			close(done)
 		}
+	}
+}
+
+// Synced returns once the listed tools include every catalog change made
+// before it was called: a tools/list released after it lists them. (The
+// catalog's changes reach the list on a goroutine of their own.)
+func (s *Server) Synced(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	select {
+	case s.flush <- done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -20,6 +20,8 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/fixtures"
@@ -43,6 +45,28 @@ type Options struct {
 	CPUProfile string
 	// Logger receives progress (default slog.Default()).
 	Logger *slog.Logger
+	// Rows names the groups of rows to measure (RowGroups); empty
+	// measures them all.
+	Rows []string
+}
+
+// RowGroups names the groups of rows Options.Rows can select, in the order
+// they run.
+var RowGroups = []string{"startup", "stdio", "pageserver", "http", "surface", "attach"}
+
+// selected reports whether the row group named group is to be measured.
+func (o *Options) selected(group string) bool {
+	return len(o.Rows) == 0 || slices.Contains(o.Rows, group)
+}
+
+// checkRows says which name of Options.Rows is no row group.
+func (o *Options) checkRows() error {
+	for _, r := range o.Rows {
+		if !slices.Contains(RowGroups, r) {
+			return fmt.Errorf("no row group %q: the groups are %s", r, strings.Join(RowGroups, ", "))
+		}
+	}
+	return nil
 }
 
 const (
@@ -68,6 +92,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if err := opts.checkRows(); err != nil {
+		return nil, err
 	}
 	var env []string
 	if opts.CPUProfile != "" {
@@ -102,71 +129,87 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	rep.Browser = product
 
 	// First contact (startup.go): cold starts on the demo page.
-	if err := startupRows(ctx, opts.Binary, "http://"+ln.Addr().String()+"/notes/", "_add_note", add); err != nil {
-		return nil, err
+	if opts.selected("startup") {
+		if err := startupRows(ctx, opts.Binary, "http://"+ln.Addr().String()+"/notes/", "_add_note", add); err != nil {
+			return nil, err
+		}
 	}
+	if opts.selected("stdio") {
+		if err := stdioRows(ctx, opts, env, page, raw, add); err != nil {
+			return nil, err
+		}
+	}
+	if opts.selected("pageserver") {
+		if err := pageServerRows(ctx, opts, env, add); err != nil {
+			return nil, err
+		}
+	}
+	if opts.selected("http") {
+		if err := httpRows(ctx, opts, page, raw, add); err != nil {
+			return nil, err
+		}
+	}
+	if opts.selected("surface") {
+		if err := surfaceRows(ctx, opts.Binary, "http://"+ln.Addr().String(), add); err != nil {
+			return nil, err
+		}
+	}
+	if opts.selected("attach") {
+		if err := attach50(ctx, opts.Binary, page, add); err != nil { // attach50.go
+			return nil, err
+		}
+	}
+	return rep, nil
+}
 
+// stdioRows adds the rows measured over stdio: latency, throughput and
+// navigation.
+func stdioRows(ctx context.Context, opts Options, env []string, page string, raw func(context.Context) error, add func(what, value string)) error {
 	stdio, err := startStdio(ctx, opts.Binary, page, env)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer func() {
-		if stdio != nil {
-			stdio.close()
-		}
-	}()
+	// Closing at the end lets the process write its CPU profile before
+	// the HTTP rows start.
+	defer stdio.close()
 	echo, err := waitTool(ctx, stdio.cs, "echo_0", 10)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := pairedRows(ctx, "stdio", opts.Calls, caller(stdio.cs, echo), raw, add); err != nil {
-		return nil, err
+		return err
 	}
-
 	viaStdio, direct, err := Throughput(ctx, workers, round, rounds, caller(stdio.cs, echo), raw)
 	if err != nil {
-		return nil, fmt.Errorf("throughput: %w", err)
+		return fmt.Errorf("throughput: %w", err)
 	}
 	shape := fmt.Sprintf("alternating %v rounds, %v each", round, time.Duration(rounds)*round)
 	add(fmt.Sprintf("%d concurrent raw CDP callers into one tab (%s)", workers, shape), fmt.Sprintf("%.0f calls/s", direct))
 	add(fmt.Sprintf("%d concurrent tools/call callers over stdio into one tab (same rounds)", workers), fmt.Sprintf("%.0f calls/s", viaStdio))
 	add("ratio stdio / raw throughput", times(viaStdio, direct))
-
 	nav, err := navigation(ctx, stdio, page, navigations)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	add(fmt.Sprintf("navigation start → client has list_changed and the 10 new tools (%d navigations)", navigations), nav.summary())
-	// Closing now lets the process write its CPU profile before the HTTP
-	// rows start.
-	stdio.close()
-	stdio = nil
-	if err := pageServerRows(ctx, opts, env, add); err != nil {
-		return nil, err
-	}
+	return nil
+}
 
+// httpRows adds the rows measured over streamable HTTP: latency and memory.
+func httpRows(ctx context.Context, opts Options, page string, raw func(context.Context) error, add func(what, value string)) error {
 	h, err := startHTTP(ctx, opts.Binary, page)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer h.close()
-	echo, err = waitTool(ctx, h.cs, "echo_0", 10)
+	echo, err := waitTool(ctx, h.cs, "echo_0", 10)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := pairedRows(ctx, "streamable HTTP", opts.Calls, caller(h.cs, echo), raw, add); err != nil {
-		return nil, err
+		return err
 	}
-	if err := memory(ctx, h, page, opts.Tabs, add); err != nil {
-		return nil, err
-	}
-	if err := surfaceRows(ctx, opts.Binary, "http://"+ln.Addr().String(), add); err != nil {
-		return nil, err
-	}
-	if err := attach50(ctx, opts.Binary, page, add); err != nil { // attach50.go
-		return nil, err
-	}
-	return rep, nil
+	return memory(ctx, h, page, opts.Tabs, add)
 }
 
 // pairedRows adds the three rows of one transport: raw CDP and tools/call

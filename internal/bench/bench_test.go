@@ -134,3 +134,34 @@ func TestRSSOfThisProcess(t *testing.T) {
 		t.Errorf("RSS %d bytes, want at least 1 MB", rss)
 	}
 }
+
+func TestRowSelection(t *testing.T) {
+	tests := []struct {
+		name    string
+		rows    []string
+		want    map[string]bool
+		wantErr bool
+	}{
+		{"all when empty", nil, map[string]bool{"startup": true, "attach": true}, false},
+		{"one group", []string{"attach"}, map[string]bool{"startup": false, "stdio": false, "attach": true}, false},
+		{"two groups", []string{"stdio", "http"}, map[string]bool{"stdio": true, "http": true, "attach": false}, false},
+		{"unknown group", []string{"attach", "nope"}, nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Options{Rows: tc.rows}
+			err := o.checkRows()
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("checkRows(%v) = %v, want error %v", tc.rows, err, tc.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), "startup, stdio") {
+				t.Errorf("checkRows error %q does not list the groups", err)
+			}
+			for g, want := range tc.want {
+				if got := o.selected(g); got != want {
+					t.Errorf("selected(%q) with rows %v = %v, want %v", g, tc.rows, got, want)
+				}
+			}
+		})
+	}
+}
