@@ -175,7 +175,7 @@ func TestAttachErrorsHideSecrets(t *testing.T) {
 		{name: "upgrade refused", ep: Endpoint{WSEndpoint: "ws" + strings.TrimPrefix(srv.URL, "http") + "/devtools/browser/b?token=abc", Header: auth}, wantErr: "refused the connection (403 Forbidden): the endpoint needs credentials; check --header"},
 		{name: "no webSocketDebuggerUrl", ep: Endpoint{BrowserURL: srv.URL + "/?token=abc", Header: auth}, wantErr: "did not give a webSocketDebuggerUrl"},
 		{name: "nothing listening", ep: Endpoint{BrowserURL: closed.URL + "/?token=abc", Header: auth}, wantErr: "is Chrome running with --remote-debugging-port?"},
-		{name: "not http", ep: Endpoint{BrowserURL: "ftp://u:abc@h/"}, wantErr: "is not an http:// or https:// URL"},
+		{name: "not http", ep: Endpoint{BrowserURL: "ftp://u:abc@h/"}, wantErr: "is not an http:// URL such as"},
 		{name: "not ws", ep: Endpoint{WSEndpoint: "http://h/?token=abc"}, wantErr: "--ws-endpoint http://h/?token=REDACTED is not a ws://"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

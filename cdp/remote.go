@@ -93,7 +93,7 @@ func endpointClient(ep Endpoint) *http.Client {
 func resolveWS(ctx context.Context, client *http.Client, ep Endpoint) (*url.URL, error) {
 	given, err := url.Parse(ep.BrowserURL)
 	if err != nil || (given.Scheme != "http" && given.Scheme != "https") || given.Host == "" {
-		return nil, fmt.Errorf("--browser-url %s is not an http:// or https:// URL such as http://127.0.0.1:9222", RedactURL(ep.BrowserURL))
+		return nil, fmt.Errorf("--browser-url %s is not an http:// URL such as http://127.0.0.1:9222 (or https://host/?token=TOKEN)", RedactURL(ep.BrowserURL))
 	}
 	u := *given
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/json/version"
