@@ -3,13 +3,9 @@ package cdp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -17,7 +13,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/remote"
 )
 
 // LaunchOptions configures Launch.
@@ -347,60 +342,4 @@ func (p *Process) removeTemp() error {
 		return fmt.Errorf("removing the temporary profile (%s is left on disk): %w", p.tempDir, err)
 	}
 	return nil
-}
-
-// Attach connects to a browser started with --remote-debugging-port. Give
-// either browserURL (http://127.0.0.1:9222) or wsEndpoint (ws://...).
-func Attach(ctx context.Context, browserURL, wsEndpoint string, logger *slog.Logger) (*Conn, error) {
-	if logger == nil {
-		logger = slog.Default()
-	}
-	if wsEndpoint == "" {
-		if browserURL == "" {
-			return nil, errors.New("attach needs --browser-url or --ws-endpoint")
-		}
-		var err error
-		if wsEndpoint, err = resolveWS(ctx, browserURL); err != nil {
-			return nil, err
-		}
-	}
-	u, err := url.Parse(wsEndpoint)
-	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
-		return nil, fmt.Errorf("the WebSocket endpoint %q is not a ws:// or wss:// URL", wsEndpoint)
-	}
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	ws, err := remote.DialContext(dctx, wsEndpoint)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", wsEndpoint, err)
-	}
-	logger.Info("attached to the browser", "endpoint", wsEndpoint)
-	return NewConn(ws, logger), nil
-}
-
-// resolveWS reads the browser's WebSocket URL from /json/version.
-func resolveWS(ctx context.Context, browserURL string) (string, error) {
-	u, err := url.Parse(browserURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("--browser-url %q is not an http:// URL such as http://127.0.0.1:9222", browserURL)
-	}
-	u.Path = strings.TrimSuffix(u.Path, "/") + "/json/version"
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("asking %s for the browser's WebSocket URL (is Chrome running with --remote-debugging-port?): %w", u, err)
-	}
-	defer resp.Body.Close()
-	var v struct {
-		WS string `json:"webSocketDebuggerUrl"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&v); err != nil || v.WS == "" {
-		return "", fmt.Errorf("%s did not give a webSocketDebuggerUrl (status %s)", u, resp.Status)
-	}
-	return v.WS, nil
 }

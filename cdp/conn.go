@@ -3,8 +3,9 @@
 // frames, new documents after navigation), injects the page script, reads the
 // tools of each document, and runs them. Nothing here knows about MCP.
 //
-// It uses chromedp's transports (a pipe for launch, a WebSocket for attach)
-// and cdproto's types, with a small flat-session multiplexer of its own:
+// It uses chromedp's transports (a pipe for launch, a WebSocket for
+// --auto-connect), its own WebSocket transport for attach (remote.go: headers
+// and TLS), and cdproto's types, with a small flat-session multiplexer of its own:
 // chromedp's high-level Target layer ignores sessions it did not create, and
 // auto-attached popups and frames must be set up before they run.
 package cdp

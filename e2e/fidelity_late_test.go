@@ -48,7 +48,7 @@ func TestLateTools(t *testing.T) {
 
 				// The test's own CDP connection: it opens the tab or finds
 				// it, and clicks like a person.
-				conn, err := cdp.Attach(ctx, browserURL, "", slog.New(slog.DiscardHandler))
+				conn, err := cdp.Attach(ctx, cdp.Endpoint{BrowserURL: browserURL}, slog.New(slog.DiscardHandler))
 				if err != nil {
 					t.Fatal(err)
 				}

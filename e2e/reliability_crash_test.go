@@ -25,7 +25,7 @@ func TestReliabilityCrashedTab(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	conn, err := cdp.Attach(ctx, browserURL, "", slog.New(slog.DiscardHandler))
+	conn, err := cdp.Attach(ctx, cdp.Endpoint{BrowserURL: browserURL}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 )
 
 func newAttach() *cobra.Command {
-	var browserURL, wsEndpoint string
+	var ef endpointFlags // endpoint.go
 	var reload bool
 	bf := browserFlags{relay: &relayFlags{}}
 	var af autoConnectFlags // autoconnect.go
@@ -23,12 +23,16 @@ func newAttach() *cobra.Command {
 			if urls, err = startURLs(urls); err != nil {
 				return usageError(err)
 			}
-			ctx := cmd.Context()
-			conn, err := af.connect(ctx, browserURL, wsEndpoint)
+			ep, err := ef.endpoint()
 			if err != nil {
 				return err
 			}
-			af.defaults(cmd, &bf.serve, browserURL, wsEndpoint)
+			ctx := cmd.Context()
+			conn, err := af.connect(ctx, ep)
+			if err != nil {
+				return err
+			}
+			af.defaults(cmd, &bf.serve, ef.given())
 			// Closing the connection detaches: the browser and its tabs stay.
 			defer conn.Close()
 			s, err := startSession(ctx, conn, &bf.serve, backend, reload)
@@ -48,10 +52,8 @@ func newAttach() *cobra.Command {
 			return s.run(ctx, &bf, nil, nil)
 		},
 	}
-	cmd.Flags().StringVar(&browserURL, "browser-url", "", "the browser's debugging address, e.g. http://127.0.0.1:9222")
-	cmd.Flags().StringVar(&wsEndpoint, "ws-endpoint", "", "the browser's WebSocket debugging URL (ws://...), instead of --browser-url")
+	ef.register(cmd)
 	cmd.Flags().BoolVar(&reload, "reload-existing", false, "reload the tabs that loaded before attaching, so their tools are seen")
-	cmd.MarkFlagsMutuallyExclusive("browser-url", "ws-endpoint")
 	af.register(cmd)
 	bf.register(cmd.Flags())
 	cmd.MarkFlagsMutuallyExclusive("relay", "http")

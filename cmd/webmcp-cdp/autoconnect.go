@@ -37,15 +37,15 @@ func (f *autoConnectFlags) register(cmd *cobra.Command) {
 }
 
 // personal reports whether attach connects to a person's own browser:
-// --auto-connect, or none of --browser-url and --ws-endpoint.
-func (f *autoConnectFlags) personal(browserURL, wsEndpoint string) bool {
-	return f.on || (browserURL == "" && wsEndpoint == "")
+// --auto-connect, or none of --browser-url and --ws-endpoint (endpoint).
+func (f *autoConnectFlags) personal(endpoint bool) bool {
+	return f.on || !endpoint
 }
 
 // defaults applies what a personal browser needs unless the flags say
 // otherwise: tools marked consequentialHint ask the client first.
-func (f *autoConnectFlags) defaults(cmd *cobra.Command, sf *serveFlags, browserURL, wsEndpoint string) {
-	if f.personal(browserURL, wsEndpoint) && !cmd.Flags().Changed("confirm") {
+func (f *autoConnectFlags) defaults(cmd *cobra.Command, sf *serveFlags, endpoint bool) {
+	if f.personal(endpoint) && !cmd.Flags().Changed("confirm") {
 		sf.confirm = "consequential"
 		slog.Info("your own browser: tools marked consequentialHint ask you first (--confirm consequential; pass --confirm none to turn it off)")
 	}
@@ -54,9 +54,9 @@ func (f *autoConnectFlags) defaults(cmd *cobra.Command, sf *serveFlags, browserU
 // connect connects attach to its browser: the endpoint given, else the
 // browser that DevToolsActivePort names. With no endpoint and no
 // --auto-connect the error says what attach needs.
-func (f *autoConnectFlags) connect(ctx context.Context, browserURL, wsEndpoint string) (*cdp.Conn, error) {
-	if !f.personal(browserURL, wsEndpoint) {
-		return cdp.Attach(ctx, browserURL, wsEndpoint, nil)
+func (f *autoConnectFlags) connect(ctx context.Context, ep cdp.Endpoint) (*cdp.Conn, error) {
+	if !f.personal(ep.BrowserURL != "" || ep.WSEndpoint != "") {
+		return cdp.Attach(ctx, ep, nil)
 	}
 	if f.timeout <= 0 {
 		return nil, fmt.Errorf("--connect-timeout %s: must be positive", f.timeout)

@@ -34,7 +34,7 @@ const (
 const configHelp = `
 Every flag can also be set in the environment as WEBMCP_CDP_<FLAG>: upper case, dashes as
 underscores (--call-timeout 5s is WEBMCP_CDP_CALL_TIMEOUT=5s); a repeatable flag takes several
-values separated by spaces. Or in a YAML or JSON file given with --config FILE (or
+values separated by spaces (--header: one per line). Or in a YAML or JSON file given with --config FILE (or
 WEBMCP_CDP_CONFIG), keyed by flag name (call-timeout: 5s); a repeatable flag takes a list.
 The command line wins over the environment, which wins over the file.
 `
@@ -73,7 +73,7 @@ func applyConfig(cmd *cobra.Command, getenv func(string) string) error {
 		}
 		vals := []string{v}
 		if _, ok := f.Value.(pflag.SliceValue); ok {
-			vals = envList(v, f.Value.Type())
+			vals = envList(v, f)
 		}
 		if err := setFlag(f, vals); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
@@ -127,13 +127,27 @@ func applyConfig(cmd *cobra.Command, getenv func(string) string) error {
 	return errors.Join(errs...)
 }
 
+// lineFlags are the repeatable flags whose values hold spaces (a header
+// such as "Authorization: Bearer T"): their environment value has one per
+// line.
+func lineFlags(name string) bool { return name == "header" }
+
 // envList splits the environment value of a repeatable flag: on spaces
 // (a browser flag may hold commas: --enable-features=A,B), and on commas too
-// for the flags that take comma lists on the command line.
-func envList(v, typ string) []string {
+// for the flags that take comma lists on the command line; on line breaks
+// only for lineFlags.
+func envList(v string, flag *pflag.Flag) []string {
 	var out []string
+	if lineFlags(flag.Name) {
+		for _, line := range strings.Split(v, "\n") {
+			if strings.TrimSpace(line) != "" {
+				out = append(out, line)
+			}
+		}
+		return out
+	}
 	for _, f := range strings.Fields(v) {
-		if strings.HasSuffix(typ, "Slice") {
+		if strings.HasSuffix(flag.Value.Type(), "Slice") {
 			out = append(out, strings.Split(f, ",")...)
 		} else {
 			out = append(out, f)

@@ -23,6 +23,7 @@ type configCmd struct {
 	hosts   []string
 	size    viewportValue
 	token   string
+	headers []string
 }
 
 func newConfigCmd(c *configCmd) *cobra.Command {
@@ -39,6 +40,7 @@ func newConfigCmd(c *configCmd) *cobra.Command {
 	fs.StringSliceVar(&c.hosts, "allowed-host", nil, "")
 	fs.Var(&c.size, "viewport", "")
 	fs.StringVar(&c.token, "relay-token", "", "")
+	fs.StringArrayVar(&c.headers, "header", nil, "")
 	other := &cobra.Command{Use: "other"}
 	other.Flags().String("browser-url", "", "")
 	root.AddCommand(cmd, other)
@@ -87,6 +89,32 @@ func TestConfigSources(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("%s: got %v, want %v", tc.what, tc.got, tc.want)
 		}
+	}
+}
+
+// TestConfigHeaders checks that --header values, which hold spaces, come
+// one per line from the environment and one per element from the file.
+func TestConfigHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  string
+		file string
+		want []string
+	}{
+		{name: "env, one", env: "Authorization: Bearer s3cret", want: []string{"Authorization: Bearer s3cret"}},
+		{name: "env, one per line", env: "Authorization: Bearer s3cret\nX-Api-Key: k 1\n\n", want: []string{"Authorization: Bearer s3cret", "X-Api-Key: k 1"}},
+		{name: "file list", file: "header:\n  - 'Authorization: Bearer s3cret'\n  - 'X-A: 1'\n", want: []string{"Authorization: Bearer s3cret", "X-A: 1"}},
+		{name: "file scalar", file: "header: 'X-A: b c'\n", want: []string{"X-A: b c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := runConfig(t, nil, map[string]string{"WEBMCP_CDP_HEADER": tc.env}, tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(c.headers, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("got %q, want %q", c.headers, tc.want)
+			}
+		})
 	}
 }
 

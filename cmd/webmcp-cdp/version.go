@@ -19,7 +19,7 @@ func newVersion() *cobra.Command {
 			if browserURL == "" {
 				return nil
 			}
-			conn, err := cdp.Attach(cmd.Context(), browserURL, "", nil)
+			conn, err := cdp.Attach(cmd.Context(), cdp.Endpoint{BrowserURL: browserURL}, nil)
 			if err != nil {
 				return err
 			}
