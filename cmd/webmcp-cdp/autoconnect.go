@@ -136,5 +136,5 @@ func (s *session) settleExisting(ctx context.Context) {
 		s.releaseFirstList()
 		return
 	}
-	s.settleStartPages(ctx, s.waitTools-time.Since(start))
+	s.settleCatalog(ctx, s.waitTools-time.Since(start))
 }
