@@ -14,6 +14,7 @@ func newBench() *cobra.Command {
 	var tabs []int
 	var markdown bool
 	var cpuprofile string
+	var startupOnly bool
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure webmcp-cdp on this machine and print one table (Chromium required)",
@@ -29,7 +30,7 @@ func newBench() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("finding this binary: %w", err)
 			}
-			rep, err := bench.Run(cmd.Context(), bench.Options{Binary: self, Calls: calls, Tabs: tabs, CPUProfile: cpuprofile})
+			rep, err := bench.Run(cmd.Context(), bench.Options{Binary: self, Calls: calls, Tabs: tabs, CPUProfile: cpuprofile, StartupOnly: startupOnly})
 			if err != nil {
 				return err
 			}
@@ -45,5 +46,6 @@ func newBench() *cobra.Command {
 	cmd.Flags().IntSliceVar(&tabs, "tabs", []int{1, 10, 100}, "tab counts of the memory rows")
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print a Markdown table (for the docs)")
 	cmd.Flags().StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the webmcp-cdp server measured over stdio to `FILE` (read it with go tool pprof)")
+	cmd.Flags().BoolVar(&startupOnly, "startup-only", false, "measure only the startup rows (binary start → first complete tools/list, next to a bare browser start)")
 	return cmd
 }

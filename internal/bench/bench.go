@@ -41,6 +41,8 @@ type Options struct {
 	// measured over stdio (the latency, concurrency and navigation rows)
 	// writes its CPU profile to, through CPUProfileEnv.
 	CPUProfile string
+	// StartupOnly measures the startup rows alone (startup.go).
+	StartupOnly bool
 	// Logger receives progress (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -104,6 +106,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	// First contact (startup.go): cold starts on the demo page.
 	if err := startupRows(ctx, opts.Binary, "http://"+ln.Addr().String()+"/notes/", "_add_note", add); err != nil {
 		return nil, err
+	}
+	if opts.StartupOnly {
+		return rep, nil
 	}
 
 	stdio, err := startStdio(ctx, opts.Binary, page, env)
