@@ -198,9 +198,12 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 	if err := b.Start(ctx, regs); err != nil {
 		return nil, err
 	}
-	if v, err := cdp.Version(ctx, conn); err == nil {
-		logger.Info("browser ready", "product", v.Product, "backend", backend)
-	}
+	// Off the path to the start pages: asking costs a round trip.
+	go func() {
+		if v, err := cdp.Version(ctx, conn); err == nil {
+			logger.Info("browser ready", "product", v.Product, "backend", backend)
+		}
+	}()
 	return &session{browser: b, hub: h, server: srv, conn: conn, firstList: firstList, waitTools: f.waitTools, regs: regs}, nil
 }
 
