@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	cdpt "github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 )
 
@@ -227,8 +228,7 @@ func navigateCall(ctx context.Context, s *Session, url string) error {
 }
 
 // navigateLoaded is Navigate that also closes loaded once the page fired
-// its load event (waitNavigation, which listens before navigating, so a
-// fast load is not missed), or could not load.
+// its load event (waitPageLoad), or could not load.
 func (b *Browser) navigateLoaded(ctx context.Context, tab, url string, loaded chan struct{}) error {
 	s, err := b.readyTab(ctx, tab)
 	if err != nil {
@@ -238,11 +238,7 @@ func (b *Browser) navigateLoaded(ctx context.Context, tab, url string, loaded ch
 	committed := make(chan error, 1)
 	go func() {
 		defer close(loaded)
-		_, _ = waitNavigation(ctx, s, func() (bool, error) {
-			err := navigateCall(ctx, s, url)
-			committed <- err
-			return false, err
-		})
+		waitPageLoad(ctx, s, url, committed)
 	}()
 	if err := <-committed; err != nil {
 		return fmt.Errorf("navigating tab %s to %s: %w", tab, url, err)
@@ -300,4 +296,49 @@ func Version(ctx context.Context, c *Conn) (*browser.GetVersionResult, error) {
 		return nil, fmt.Errorf("asking the browser for its version: %w", err)
 	}
 	return &v, nil
+}
+
+// loadedQuestion asks a document whether it is the page, loaded: not the
+// tab's first about:blank, whose own load event can come after a
+// navigation began.
+const loadedQuestion = `document.readyState === "complete" && location.href !== "about:blank"`
+
+// waitPageLoad navigates s to url, sends the navigation's outcome on
+// committed, and then waits for the page's load event, at most loadWait.
+// It listens before navigating, so a fast load is not missed, and asks the
+// document at each load event whether it is the page, loaded: the load
+// event of the tab's blank document can arrive after the navigation began,
+// and events of different kinds may reach Go out of order, so no event
+// alone tells.
+func waitPageLoad(ctx context.Context, s *Session, url string, committed chan<- error) {
+	loads, stop := s.Subscribe(page.LoadEventFired.Method)
+	defer stop()
+	err := navigateCall(ctx, s, url)
+	committed <- err
+	if err != nil {
+		return
+	}
+	timer := time.NewTimer(loadWait)
+	defer timer.Stop()
+	for {
+		select {
+		case _, ok := <-loads:
+			if !ok {
+				return
+			}
+			res, err := cdpt.Call(ctx, s, runtime.Evaluate, runtime.EvaluateParams{Expression: loadedQuestion, ReturnByValue: ptr(true)})
+			if err != nil {
+				return // the tab went or will not answer: nothing more to wait for
+			}
+			if res.ExceptionDetails == nil && res.Result != nil && string(res.Result.Value) == "true" {
+				return
+			}
+		case <-timer.C:
+			return
+		case <-s.Closed():
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }

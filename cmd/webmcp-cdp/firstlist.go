@@ -89,6 +89,7 @@ func (r *registrations) DropDoc(key string) {
 func (r *registrations) pageLoaded(tab string, now time.Time) {
 	r.mu.Lock()
 	if !r.off {
+		slog.Debug("a start page loaded", "tab", tab)
 		r.loaded[tab] = now
 		r.signal()
 	}
