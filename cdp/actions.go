@@ -318,26 +318,21 @@ func waitPageLoad(ctx context.Context, s *Session, url string, committed chan<- 
 	if err != nil {
 		return
 	}
-	timer := time.NewTimer(loadWait)
-	defer timer.Stop()
+	lctx, cancel := context.WithTimeout(ctx, loadWait)
+	defer cancel()
 	for {
 		select {
 		case _, ok := <-loads:
 			if !ok {
 				return
 			}
-			res, err := cdpt.Call(ctx, s, runtime.Evaluate, runtime.EvaluateParams{Expression: loadedQuestion, ReturnByValue: ptr(true)})
-			if err != nil {
-				return // the tab went or will not answer: nothing more to wait for
+			res, err := cdpt.Call(lctx, s, runtime.Evaluate, runtime.EvaluateParams{Expression: loadedQuestion, ReturnByValue: ptr(true)})
+			if err != nil || (res.ExceptionDetails == nil && res.Result != nil && string(res.Result.Value) == "true") {
+				return // loaded, or the tab went or will not answer: nothing more to wait for
 			}
-			if res.ExceptionDetails == nil && res.Result != nil && string(res.Result.Value) == "true" {
-				return
-			}
-		case <-timer.C:
-			return
 		case <-s.Closed():
 			return
-		case <-ctx.Done():
+		case <-lctx.Done():
 			return
 		}
 	}
