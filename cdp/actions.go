@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	cdpt "github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 )
 
@@ -27,6 +28,30 @@ const closeTabTimeout = 5 * time.Second
 // in place: a tab created on its URL directly ran the page's scripts before
 // ours in about one open in forty, although auto-attach pauses new targets.
 func (b *Browser) Open(ctx context.Context, url string) (string, error) {
+	return b.open(ctx, url, nil)
+}
+
+// OpenLoaded is Open that also returns a channel closed once the page fired
+// its load event (or did not load, or 15 s passed, or the tab or ctx ended):
+// a caller can then tell a page that has run its scripts from one still
+// loading, without Open waiting for it.
+func (b *Browser) OpenLoaded(ctx context.Context, url string) (string, <-chan struct{}, error) {
+	loaded := make(chan struct{})
+	tab, err := b.open(ctx, url, loaded)
+	return tab, loaded, err
+}
+
+// open is Open; when loaded is not nil, open closes it once the page loaded
+// (see OpenLoaded).
+func (b *Browser) open(ctx context.Context, url string, loaded chan struct{}) (string, error) {
+	handed := false // loaded is navigateLoaded's to close
+	if loaded != nil {
+		defer func() {
+			if !handed {
+				close(loaded)
+			}
+		}()
+	}
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("opening %s: %w", url, err)
 	}
@@ -53,7 +78,13 @@ func (b *Browser) Open(ctx context.Context, url string) (string, error) {
 		b.closeNewTab(ctx, tab)
 		return "", fmt.Errorf("opening %s: %w", url, err)
 	}
-	if err := b.Navigate(ctx, tab, url); err != nil {
+	if loaded != nil {
+		handed = true
+		err = b.navigateLoaded(ctx, tab, url, loaded)
+	} else {
+		err = b.Navigate(ctx, tab, url)
+	}
+	if err != nil {
 		if _, ok := errors.AsType[*LoadError](err); ok {
 			return tab, err
 		}
@@ -185,11 +216,36 @@ func (b *Browser) Navigate(ctx context.Context, tab, url string) error {
 	if err != nil {
 		return fmt.Errorf("navigating tab %s: %w", tab, err)
 	}
+	if err := navigateCall(ctx, s, url); err != nil {
+		return fmt.Errorf("navigating tab %s to %s: %w", tab, url, err)
+	}
+	return nil
+}
+
+// navigateCall sends Page.navigate; a page that could not load is a
+// *LoadError.
+func navigateCall(ctx context.Context, s *Session, url string) error {
 	res, err := cdpt.Call(ctx, s, page.Navigate, page.NavigateParams{URL: url})
 	if err == nil && res.ErrorText != "" {
 		err = &LoadError{URL: url, Text: res.ErrorText}
 	}
+	return err
+}
+
+// navigateLoaded is Navigate that also closes loaded once the page fired
+// its load event (waitPageLoad), or could not load.
+func (b *Browser) navigateLoaded(ctx context.Context, tab, url string, loaded chan struct{}) error {
+	s, err := b.readyTab(ctx, tab)
 	if err != nil {
+		close(loaded)
+		return fmt.Errorf("navigating tab %s: %w", tab, err)
+	}
+	committed := make(chan error, 1)
+	go func() {
+		defer close(loaded)
+		waitPageLoad(ctx, s, url, committed)
+	}()
+	if err := <-committed; err != nil {
 		return fmt.Errorf("navigating tab %s to %s: %w", tab, url, err)
 	}
 	return nil
@@ -245,4 +301,44 @@ func Version(ctx context.Context, c *Conn) (*browser.GetVersionResult, error) {
 		return nil, fmt.Errorf("asking the browser for its version: %w", err)
 	}
 	return &v, nil
+}
+
+// loadedQuestion asks a document whether it is the page, loaded: not the
+// tab's first about:blank, whose own load event can come after a
+// navigation began.
+const loadedQuestion = `document.readyState === "complete" && location.href !== "about:blank"`
+
+// waitPageLoad navigates s to url, sends the navigation's outcome on
+// committed, and then waits for the page's load event, at most loadWait.
+// It listens before navigating, so a fast load is not missed, and asks the
+// document at each load event whether it is the page, loaded: the load
+// event of the tab's blank document can arrive after the navigation began,
+// and events of different kinds may reach Go out of order, so no event
+// alone tells.
+func waitPageLoad(ctx context.Context, s *Session, url string, committed chan<- error) {
+	loads, stop := s.Subscribe(page.LoadEventFired.Method)
+	defer stop()
+	err := navigateCall(ctx, s, url)
+	committed <- err
+	if err != nil {
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, loadWait)
+	defer cancel()
+	for {
+		select {
+		case _, ok := <-loads:
+			if !ok {
+				return
+			}
+			res, err := cdpt.Call(lctx, s, runtime.Evaluate, runtime.EvaluateParams{Expression: loadedQuestion, ReturnByValue: ptr(true)})
+			if err != nil || (res.ExceptionDetails == nil && res.Result != nil && string(res.Result.Value) == "true") {
+				return // loaded, or the tab went or will not answer: nothing more to wait for
+			}
+		case <-s.Closed():
+			return
+		case <-lctx.Done():
+			return
+		}
+	}
 }

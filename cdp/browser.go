@@ -102,6 +102,10 @@ func browserArgs(opts LaunchOptions, userDataDir string, logger *slog.Logger) []
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 	)
 	logger.Debug("adding --disable-gpu --disable-quic --no-first-run --disable-background-networking --disable-component-update --disable-sync: no background traffic, no first-run UI")
+	args = append(args,
+		"--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows",
+	)
+	logger.Debug("adding --disable-background-timer-throttling --disable-renderer-backgrounding --disable-backgrounding-occluded-windows: a page in a background tab runs its timers on time, so its late tools come when they would in front")
 	if opts.EnableNative {
 		args = append(args, "--enable-features=WebMCP")
 		logger.Info("adding --enable-features=WebMCP: --backend native needs Chromium's own WebMCP")

@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,22 +20,68 @@ func TestFirstListHasTheStartPagesTools(t *testing.T) {
 	for i := range 3 {
 		began := time.Now()
 		c := start(t, "launch", "--headless", base+"/current/late.html")
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		res, err := c.cs.ListTools(ctx, nil)
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		found := false
-		for _, tl := range res.Tools {
-			names = append(names, tl.Name)
-			found = found || strings.HasSuffix(tl.Name, "_late_echo")
-		}
-		if !found {
+		names := listOnce(t, c)
+		if !slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, "_late_echo") }) {
 			t.Errorf("run %d: the first tools/list lacks late_echo: %v", i+1, names)
 		}
 		t.Logf("run %d: first tools/list answered %s after start, with %d tools", i+1, time.Since(began).Round(time.Millisecond), len(names))
 		c.cs.Close()
 	}
+}
+
+// TestFirstListWaitsForEachStartPage (issue 11, point 1): the first
+// tools/list waits for every start page on its own, not for the first
+// tool in the catalog: a page that registers one tool at once and another
+// a second after load, and two start pages of which one is served a second
+// late and registers a second after its load, each give a one-shot client
+// every tool in its only list.
+func TestFirstListWaitsForEachStartPage(t *testing.T) {
+	fixtures := serveFixtures(t)
+	// /slow/ serves the fixture pages a second late, as a slow site does.
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(time.Second):
+		case <-r.Context().Done():
+			return
+		}
+		http.Redirect(w, r, fixtures+r.URL.Path, http.StatusFound)
+	}))
+	t.Cleanup(slow.Close)
+	for _, tc := range []struct {
+		name  string
+		pages []string
+		want  []string // suffixes of the tools the only list must hold
+	}{
+		{"one page, tools at once and a second after load", []string{fixtures + "/current/twice.html"}, []string{"_first_echo", "_second_echo"}},
+		{"two pages, one served late and registering late", []string{fixtures + "/notes/", slow.URL + "/current/late.html"}, []string{"_add_note", "_get_stats", "_late_echo"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			began := time.Now()
+			c := start(t, append([]string{"launch", "--headless", "--state-dir", ""}, tc.pages...)...)
+			names := listOnce(t, c)
+			for _, suffix := range tc.want {
+				if !slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, suffix) }) {
+					t.Errorf("the only tools/list lacks *%s: %v", suffix, names)
+				}
+			}
+			t.Logf("first tools/list answered %s after start, with %d tools", time.Since(began).Round(time.Millisecond), len(names))
+		})
+	}
+}
+
+// listOnce lists the tools once, as a one-shot client does (the first page
+// of tools/list only), and returns their names.
+func listOnce(t *testing.T, c *client) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := c.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(res.Tools))
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
 }

@@ -39,13 +39,13 @@ func newAttach() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, u := range urls {
-				if _, err := s.browser.Open(ctx, u); err != nil {
-					return err
-				}
+			// The user's tabs stay, blank ones too.
+			tabs, err := s.openURLs(ctx, urls, false)
+			if err != nil {
+				return err
 			}
 			if len(urls) > 0 {
-				go s.settleStartPages(ctx, s.waitTools)
+				go s.settleStartPages(ctx, tabs, s.waitTools)
 			} else {
 				go s.settleExisting(ctx)
 			}

@@ -77,10 +77,11 @@ func newDemo() *cobra.Command {
 // through a real MCP client connected in memory, printing each step to w.
 func runDemo(ctx context.Context, w io.Writer, s *session, pageURL string) error {
 	start := time.Now()
-	if err := s.openURLs(ctx, []string{pageURL}); err != nil {
+	tabs, err := s.openURLs(ctx, []string{pageURL}, true)
+	if err != nil {
 		return err
 	}
-	go s.settleStartPages(ctx, s.waitTools)
+	go s.settleStartPages(ctx, tabs, s.waitTools)
 	clientT, serverT := mcp.NewInMemoryTransports()
 	if _, err := s.server.MCP().Connect(ctx, serverT, nil); err != nil {
 		return fmt.Errorf("connecting the demo client: %w", err)

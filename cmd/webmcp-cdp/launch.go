@@ -74,11 +74,12 @@ func newLaunch() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := s.openURLs(ctx, urls); err != nil {
+			tabs, err := s.openURLs(ctx, urls, true)
+			if err != nil {
 				return err
 			}
 			if len(urls) > 0 {
-				go s.settleStartPages(ctx, s.waitTools)
+				go s.settleStartPages(ctx, tabs, s.waitTools)
 			} else {
 				s.releaseFirstList()
 			}

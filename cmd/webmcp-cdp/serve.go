@@ -60,7 +60,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxResultBytes, "max-result-bytes", 1<<20, "longest result text passed to the client; longer is cut with a notice")
 	fs.IntVar(&f.maxTools, "max-tools-per-document", 200, "most tools read from one document; the rest are refused")
 	fs.BoolVar(&f.noTabTools, "no-tab-tools", false, "do not offer the webmcp_*_tab tools (open, activate, reload, close)")
-	fs.DurationVar(&f.waitTools, "wait-tools", 10*time.Second, "hold a client's first tools/list until the start pages' tools have settled (quiet for 300ms), or with attach and no URLs until the open tabs are read, at most this long; 0 answers at once")
+	fs.DurationVar(&f.waitTools, "wait-tools", 10*time.Second, "hold a client's first tools/list until each start page has loaded and registered no tool for 1.5s, or with attach and no URLs until the open tabs are read, at most this long; 0 answers at once")
 	fs.StringVar(&f.dialogs, "dialogs", "fail", "a page dialog during a call, when the client cannot be asked (no elicitation): accept, dismiss, or fail (dismiss it and return an error)")
 	fs.StringVar(&f.confirm, "confirm", "none", "ask the client before calling: consequential (tools marked consequentialHint), writes (every tool not marked readOnlyHint), or none")
 	fs.StringVar(&f.list, "list", "all", "which page tools tools/list holds: all, active (the active tab's; the rest stay reachable through webmcp_list_tools and webmcp_call), or active+cached (also cached tools of closed pages)")
@@ -139,6 +139,8 @@ type session struct {
 	firstList chan struct{}
 	listOnce  sync.Once
 	waitTools time.Duration // --wait-tools
+	// regs notes the start pages' loads and registrations until then.
+	regs *registrations
 }
 
 // startSession instruments the browser behind conn and builds the MCP
@@ -193,89 +195,25 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 	firstList := make(chan struct{})
 	opts.FirstList = firstList
 	srv := mcpserver.New(ctx, h, opts)
-	if err := b.Start(ctx, &tabLog{Hub: h, log: logger, tabs: map[string]tabSeen{}}); err != nil {
+	regs := newRegistrations(&tabLog{Hub: h, log: logger, tabs: map[string]tabSeen{}})
+	if err := b.Start(ctx, regs); err != nil {
 		return nil, err
 	}
-	if v, err := cdp.Version(ctx, conn); err == nil {
-		logger.Info("browser ready", "product", v.Product, "backend", backend)
-	}
-	return &session{browser: b, hub: h, server: srv, conn: conn, firstList: firstList, waitTools: f.waitTools}, nil
+	// Off the path to the start pages: asking costs a round trip.
+	go func() {
+		if v, err := cdp.Version(ctx, conn); err == nil {
+			logger.Info("browser ready", "product", v.Product, "backend", backend)
+		}
+	}()
+	return &session{browser: b, hub: h, server: srv, conn: conn, firstList: firstList, waitTools: f.waitTools, regs: regs}, nil
 }
-
-// settleQuiet is how long the start pages' tools must stay the same to
-// count as settled; noToolsWait is how long start pages that registered no
-// tool at all are given (a page that registers its first tool a second
-// after load is still waited for).
-const (
-	settleQuiet = 300 * time.Millisecond
-	noToolsWait = 2 * time.Second
-)
 
 // releaseFirstList lets clients' first tools/list be answered.
-func (s *session) releaseFirstList() { s.listOnce.Do(func() { close(s.firstList) }) }
-
-// settleStartPages releases the first tools/list once the catalog has tools
-// and they have not changed for settleQuiet (a page that registers a tool a
-// second after load is then in a one-shot client's first list), once
-// noToolsWait passed with no tool at all, after max, or when ctx ends. It
-// wakes on the hub's changes and on those bounds, not on a poll.
-func (s *session) settleStartPages(ctx context.Context, max time.Duration) {
-	defer s.releaseFirstList()
-	if max <= 0 {
-		return
-	}
-	changes, stop := s.hub.Watch()
-	defer stop()
-	limit := time.NewTimer(max)
-	defer limit.Stop()
-	quiet := time.NewTimer(settleQuiet)
-	defer quiet.Stop()
-	start := time.Now()
-	for {
-		select {
-		case <-changes:
-			quiet.Reset(settleQuiet)
-		case <-quiet.C:
-			if len(s.hub.Tools()) > 0 {
-				slog.Debug("the start pages' tools settled; answering tools/list", "after", time.Since(start).Round(time.Millisecond))
-				return
-			}
-			if wait := noToolsWait - time.Since(start); wait > 0 {
-				quiet.Reset(wait)
-				continue
-			}
-			slog.Debug("the start pages registered no tools; answering tools/list", "after", time.Since(start).Round(time.Millisecond))
-			return
-		case <-limit.C:
-			slog.Info("the start pages registered no tools within --wait-tools; answering tools/list without them", "wait", max)
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-// openURLs opens the start URLs in new tabs, then closes the empty tab the
-// browser started with. (Navigating that tab instead leaves a session on
-// which Page.reload fails with "Not attached to an active page".)
-func (s *session) openURLs(ctx context.Context, urls []string) error {
-	blank := s.browser.BlankTab()
-	for _, u := range urls {
-		if _, err := s.browser.Open(ctx, u); err != nil {
-			var le *cdp.LoadError
-			if !errors.As(err, &le) {
-				return err
-			}
-			// The tab stays, on its error page: the site may come back.
-			slog.Warn("a start URL did not load", "url", u, "err", le.Text)
-		}
-	}
-	if blank != "" && len(urls) > 0 {
-		if err := s.browser.CloseTab(ctx, blank); err != nil {
-			slog.Debug("closing the start tab", "err", err)
-		}
-	}
-	return nil
+func (s *session) releaseFirstList() {
+	s.listOnce.Do(func() {
+		close(s.firstList)
+		s.regs.stop()
+	})
 }
 
 // serveStdio serves MCP on stdin/stdout until the client goes away (nil), the
