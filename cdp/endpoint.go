@@ -192,10 +192,16 @@ func refusedError(what string, status int) error {
 }
 
 // plainErr strips the URL that net/http puts in its errors (it may hold a
-// token); the caller names the endpoint, redacted.
+// token); the caller names the endpoint, redacted. A certificate the
+// system does not trust gets the way out: --ca-file.
 func plainErr(err error) error {
 	if ue, ok := errors.AsType[*url.Error](err); ok {
-		return ue.Err
+		err = ue.Err
+	}
+	_, unknownCA := errors.AsType[x509.UnknownAuthorityError](err)
+	_, verify := errors.AsType[*tls.CertificateVerificationError](err)
+	if unknownCA || verify {
+		return fmt.Errorf("%w (if the endpoint's certificate is signed by a private authority, trust it with --ca-file FILE.pem)", err)
 	}
 	return err
 }
