@@ -18,7 +18,8 @@ import (
 )
 
 // policyReports collects what the frames of fixtures/frames/policy.html
-// report: the outcome of registerTool() and getTools() per frame name.
+// report: the outcome of registerTool(), getTools() and executeTool() per
+// frame name.
 type policyReports struct {
 	mu      sync.Mutex
 	got     map[string]policyOutcome
@@ -28,6 +29,7 @@ type policyReports struct {
 type policyOutcome struct {
 	Register string `json:"register"`
 	GetTools string `json:"getTools"`
+	Execute  string `json:"execute"`
 }
 
 // policyServer serves the fixtures, sends the Permissions-Policy header
@@ -89,15 +91,26 @@ var policyCases = map[string]bool{
 	"nest_back_to_top_allow": true,  // delegated on by an allowed parent
 	"x_none_mid":             false, //
 	"nest_under_denied":      false, // a denied parent cannot delegate
+	"nav_from":               true,  // allow="tools <other>", at other
+	"nav_to":                 false, // nav_from navigated to the top's origin, which the allow list does not cover
 	"top_header_off":         false, // a tab whose header says tools=()
 	"top_header_self":        true,  // tools=(self)
+}
+
+// policyExecute is what executeTool() of its own tool gives in the frames
+// of policyCases that may use tools but cannot run their tool, as on native
+// Chromium 156.
+var policyExecute = map[string]string{
+	"sandboxed_allow": "NotSupportedError", // its tool's origin is opaque
 }
 
 // TestPermissionsPolicyTools runs the table of frames of
 // fixtures/frames/policy.html (and two top-level documents with a
 // Permissions-Policy header) on the polyfill and on native Chromium: both
 // must let exactly the frames of policyCases use tools, reject the others'
-// registerTool() and getTools() with NotAllowedError, and list only the
+// registerTool(), getTools() and executeTool() with NotAllowedError (a frame
+// navigated to an origin its allow attribute does not name included), and
+// list only the
 // allowed frames' tools over MCP.
 func TestPermissionsPolicyTools(t *testing.T) {
 	results := map[string]map[string]policyOutcome{}
@@ -140,11 +153,15 @@ func TestPermissionsPolicyTools(t *testing.T) {
 			results[be.name] = got
 			for name, allowed := range policyCases {
 				o := got[name]
-				if allowed && (o.Register != "ok" || o.GetTools != "ok") {
-					t.Errorf("%s: registerTool/getTools = %q/%q, want both ok", name, o.Register, o.GetTools)
+				wantExecute := "ok"
+				if w, ok := policyExecute[name]; ok {
+					wantExecute = w
 				}
-				if !allowed && (!strings.HasPrefix(o.Register, "NotAllowedError") || !strings.HasPrefix(o.GetTools, "NotAllowedError")) {
-					t.Errorf("%s: registerTool/getTools = %q/%q, want NotAllowedError for both", name, o.Register, o.GetTools)
+				if allowed && (o.Register != "ok" || o.GetTools != "ok" || o.Execute != wantExecute) {
+					t.Errorf("%s: registerTool/getTools/executeTool = %q/%q/%q, want ok/ok/%s", name, o.Register, o.GetTools, o.Execute, wantExecute)
+				}
+				if !allowed && (!strings.HasPrefix(o.Register, "NotAllowedError") || !strings.HasPrefix(o.GetTools, "NotAllowedError") || o.Execute != "NotAllowedError") {
+					t.Errorf("%s: registerTool/getTools/executeTool = %q/%q/%q, want NotAllowedError for each", name, o.Register, o.GetTools, o.Execute)
 				}
 			}
 			// Over MCP: the allowed frames' tools, and none of the others'.
@@ -177,7 +194,7 @@ func TestPermissionsPolicyTools(t *testing.T) {
 // hold up.
 var sameOriginFrames = map[string]bool{
 	"same_none": true, "same_allow_none": true, "same_header_off": true, "srcdoc": true,
-	"sandboxed_same_origin": true, "nest_same_as_mid": true,
+	"sandboxed_same_origin": true, "nest_same_as_mid": true, "nav_to": true,
 }
 
 // onlySameOrigin reports whether every named frame is a same-origin one.
