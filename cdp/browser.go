@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -106,10 +107,18 @@ func browserArgs(opts LaunchOptions, userDataDir string, logger *slog.Logger) []
 		"--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows",
 	)
 	logger.Debug("adding --disable-background-timer-throttling --disable-renderer-backgrounding --disable-backgrounding-occluded-windows: a page in a background tab runs its timers on time, so its late tools come when they would in front")
+	var enable, disable []string
 	if opts.EnableNative {
-		args = append(args, "--enable-features=WebMCP")
+		enable = append(enable, "WebMCP")
 		logger.Info("adding --enable-features=WebMCP: --backend native needs Chromium's own WebMCP")
 	}
+	// Chromium gives a sandboxed frame without allow-same-origin a process
+	// of its own, and a sandboxed srcdoc frame then starts running before
+	// auto-attach can pause it: its scripts may run before the page script
+	// (about 1 run in 3 here). In-process, it gets the page script from
+	// its tab (docs/decisions/2026-11-26-sandboxed-frames.md).
+	disable = append(disable, "IsolateSandboxedIframes")
+	logger.Debug("adding --disable-features=IsolateSandboxedIframes: sandboxed frames stay in their tab's process, where the page script reaches them before their scripts run")
 	if opts.ProxyServer != "" {
 		args = append(args, "--proxy-server="+opts.ProxyServer)
 	}
@@ -120,9 +129,48 @@ func browserArgs(opts LaunchOptions, userDataDir string, logger *slog.Logger) []
 		args = append(args, fmt.Sprintf("--window-size=%d,%d", opts.WindowWidth, opts.WindowHeight))
 	}
 	args = append(args, opts.Args...)
+	args = mergeFeatures(args, enable, disable)
 	// Start on about:blank: URLs are opened after auto-attach is in place,
 	// or their early registrations would be lost.
 	return append(args, "about:blank")
+}
+
+// mergeFeatures puts the features we enable and disable together with the
+// user's (--chrome-arg) into one --enable-features and one
+// --disable-features: Chromium reads only the last of each. What the user
+// enables is not disabled.
+func mergeFeatures(args, enable, disable []string) []string {
+	out := make([]string, 0, len(args)+2)
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--enable-features="); ok {
+			enable = append(enable, strings.Split(v, ",")...)
+		} else if v, ok := strings.CutPrefix(a, "--disable-features="); ok {
+			disable = append(disable, strings.Split(v, ",")...)
+		} else {
+			out = append(out, a)
+		}
+	}
+	enable = uniqueNonEmpty(enable, nil)
+	disable = uniqueNonEmpty(disable, enable)
+	if len(enable) > 0 {
+		out = append(out, "--enable-features="+strings.Join(enable, ","))
+	}
+	if len(disable) > 0 {
+		out = append(out, "--disable-features="+strings.Join(disable, ","))
+	}
+	return out
+}
+
+// uniqueNonEmpty returns names in order without repeats, empty names or
+// the names in except.
+func uniqueNonEmpty(names, except []string) []string {
+	var out []string
+	for _, n := range names {
+		if n != "" && !slices.Contains(out, n) && !slices.Contains(except, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Launch starts a browser with the pipe transport, checks that it answers,

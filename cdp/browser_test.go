@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -299,5 +300,32 @@ func TestOutputLoggedWithoutLock(t *testing.T) {
 	}
 	if !strings.Contains(r.reason, "the pipe closed") || h.lines.Load() == 0 {
 		t.Errorf("the last line was not logged: %d lines, ExitReason %q", h.lines.Load(), r.reason)
+	}
+}
+
+// TestMergeFeatures: our features and the user's end up in one
+// --enable-features and one --disable-features (Chromium reads only the
+// last of each), and a feature the user enables is not disabled.
+func TestMergeFeatures(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		args            []string
+		enable, disable []string
+		want            []string
+	}{
+		{"ours only", []string{"--a"}, nil, []string{"IsolateSandboxedIframes"},
+			[]string{"--a", "--disable-features=IsolateSandboxedIframes"}},
+		{"native", nil, []string{"WebMCP"}, []string{"IsolateSandboxedIframes"},
+			[]string{"--enable-features=WebMCP", "--disable-features=IsolateSandboxedIframes"}},
+		{"the user's joined, no repeats", []string{"--enable-features=WebMCP,Foo", "--b", "--disable-features=Bar,"}, []string{"WebMCP"}, []string{"IsolateSandboxedIframes"},
+			[]string{"--b", "--enable-features=WebMCP,Foo", "--disable-features=IsolateSandboxedIframes,Bar"}},
+		{"the user enables what we would disable", []string{"--enable-features=IsolateSandboxedIframes"}, nil, []string{"IsolateSandboxedIframes"},
+			[]string{"--enable-features=IsolateSandboxedIframes"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := mergeFeatures(tc.args, tc.enable, tc.disable); !slices.Equal(got, tc.want) {
+				t.Errorf("mergeFeatures = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
