@@ -137,21 +137,23 @@ func browserArgs(opts LaunchOptions, userDataDir string, logger *slog.Logger) []
 
 // mergeFeatures puts the features we enable and disable together with the
 // user's (--chrome-arg) into one --enable-features and one
-// --disable-features: Chromium reads only the last of each. What the user
-// enables is not disabled.
+// --disable-features: Chromium reads only the last of each. The user's
+// choice wins over ours: a feature the user disables is not enabled, and
+// one the user enables is not disabled.
 func mergeFeatures(args, enable, disable []string) []string {
 	out := make([]string, 0, len(args)+2)
+	var userEnable, userDisable []string
 	for _, a := range args {
 		if v, ok := strings.CutPrefix(a, "--enable-features="); ok {
-			enable = append(enable, strings.Split(v, ",")...)
+			userEnable = append(userEnable, strings.Split(v, ",")...)
 		} else if v, ok := strings.CutPrefix(a, "--disable-features="); ok {
-			disable = append(disable, strings.Split(v, ",")...)
+			userDisable = append(userDisable, strings.Split(v, ",")...)
 		} else {
 			out = append(out, a)
 		}
 	}
-	enable = uniqueNonEmpty(enable, nil)
-	disable = uniqueNonEmpty(disable, enable)
+	enable = uniqueNonEmpty(append(uniqueNonEmpty(enable, userDisable), userEnable...), nil)
+	disable = uniqueNonEmpty(append(uniqueNonEmpty(disable, userEnable), userDisable...), nil)
 	if len(enable) > 0 {
 		out = append(out, "--enable-features="+strings.Join(enable, ","))
 	}

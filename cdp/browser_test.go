@@ -321,6 +321,8 @@ func TestMergeFeatures(t *testing.T) {
 			[]string{"--b", "--enable-features=WebMCP,Foo", "--disable-features=IsolateSandboxedIframes,Bar"}},
 		{"the user enables what we would disable", []string{"--enable-features=IsolateSandboxedIframes"}, nil, []string{"IsolateSandboxedIframes"},
 			[]string{"--enable-features=IsolateSandboxedIframes"}},
+		{"the user disables what we would enable", []string{"--disable-features=WebMCP"}, []string{"WebMCP"}, []string{"IsolateSandboxedIframes"},
+			[]string{"--disable-features=IsolateSandboxedIframes,WebMCP"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := mergeFeatures(tc.args, tc.enable, tc.disable); !slices.Equal(got, tc.want) {

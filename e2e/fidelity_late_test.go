@@ -43,7 +43,7 @@ func TestLateTools(t *testing.T) {
 				if opened == "before-attach" {
 					waitReady(t, browserURL, "timed.html?start=click")
 				}
-				c := start(t, "attach", "--browser-url", browserURL, "--backend", be.name)
+				c := start(t, "attach", "--log-level", "debug", "--browser-url", browserURL, "--backend", be.name)
 				c.tools() // the first list: the open tabs are set up by now
 
 				// The test's own CDP connection: it opens the tab or finds

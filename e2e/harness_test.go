@@ -137,6 +137,10 @@ func startProto(t testing.TB, opts *mcp.ClientOptions, version string, args ...s
 	c := &client{t: t, stderr: &syncBuffer{}, changes: make(chan struct{}, 1000)}
 	c.cmd = exec.Command(binary, args...)
 	c.cmd.Stderr = c.stderr
+	// Its own state home: cached tools of another test never show up in
+	// this one's lists (a test that restarts on the same state passes
+	// --state-dir).
+	c.cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
 	if opts == nil {
 		opts = &mcp.ClientOptions{}
 	}
