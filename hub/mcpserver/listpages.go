@@ -1,0 +1,151 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// This file answers tools/list for a ToolSet (listing.go): the pages of
+// one snapshot, our own tools first, spliced from bytes rendered once.
+
+// list answers tools/list: the server's own tools, then the set's, from
+// one snapshot, paginated. A cursor is "<version>.<page>".
+func (ts *ToolSet) list(ctx context.Context, next mcp.MethodHandler, r *mcp.ListToolsRequest) (mcp.Result, error) {
+	cursor := ""
+	if r.Params != nil {
+		cursor = r.Params.Cursor
+	}
+	if cursor == "" && ts.opts.FirstList != nil {
+		select {
+		case <-ts.opts.FirstList:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	s, page := ts.cur.Load(), 0
+	if cursor != "" {
+		var err error
+		if s, page, err = ts.locate(cursor); err != nil {
+			return nil, err
+		}
+	}
+	out := &listResult{ListToolsResult: &mcp.ListToolsResult{}}
+	// The SDK lists the server's own tools (and fills what it fills in a
+	// result, such as the cache hints) on the first page.
+	ownRes, err := next(ctx, "tools/list", &mcp.ListToolsRequest{Session: r.Session, Params: &mcp.ListToolsParams{Meta: paramsMeta(r)}, Extra: r.Extra})
+	if err != nil {
+		return nil, err
+	}
+	if own, ok := ownRes.(*mcp.ListToolsResult); ok {
+		out.ListToolsResult = own
+		if page == 0 {
+			out.own = ts.renderOwn(own.Tools)
+		}
+		own.Tools = []*mcp.Tool{}
+		own.NextCursor = ""
+	}
+	out.tools = s.page(page)
+	ts.splice(r.Session, out)
+	if page+1 < len(s.pages) {
+		out.NextCursor = strconv.FormatUint(s.version, 10) + "." + strconv.Itoa(page+1)
+	}
+	return out, nil
+}
+
+func paramsMeta(r *mcp.ListToolsRequest) mcp.Meta {
+	if r.Params == nil {
+		return nil
+	}
+	return r.Params.Meta
+}
+
+// locate finds the snapshot and page a cursor names.
+func (ts *ToolSet) locate(cursor string) (*snapshot, int, error) {
+	bad := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid or expired cursor: list the tools again from the start"}
+	v, p, ok := strings.Cut(cursor, ".")
+	version, err1 := strconv.ParseUint(v, 10, 64)
+	page, err2 := strconv.Atoi(p)
+	if !ok || err1 != nil || err2 != nil || page < 0 {
+		return nil, 0, bad
+	}
+	ts.keepMu.Lock()
+	defer ts.keepMu.Unlock()
+	for _, s := range ts.recent {
+		if s.version == version && page < len(s.pages) {
+			return s, page, nil
+		}
+	}
+	return nil, 0, bad
+}
+
+// renderOwn renders the server's own tools (without the dispatch tool),
+// once for as long as they stay the same.
+func (ts *ToolSet) renderOwn(tools []*mcp.Tool) []byte {
+	ts.ownMu.Lock()
+	defer ts.ownMu.Unlock()
+	if slices.Equal(tools, ts.ownKey) && ts.ownJSON != nil {
+		return ts.ownJSON
+	}
+	var b []byte
+	for _, t := range tools {
+		if t.Name == dispatchName {
+			continue
+		}
+		j, err := RenderTool(t)
+		if err != nil {
+			ts.log.Error("not listing a tool", "name", t.Name, "err", err)
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, j...)
+	}
+	ts.ownKey, ts.ownJSON = slices.Clone(tools), b
+	return b
+}
+
+// listResult is a tools/list result whose tools are already JSON. It is a
+// *mcp.ListToolsResult for the SDK (which may set its _meta and result
+// type) and marshals the pre-rendered tools in place of its Tools.
+type listResult struct {
+	*mcp.ListToolsResult
+	own   []byte // the server's own tools, comma-separated
+	tools []byte // the set's tools of this page, comma-separated
+	// marker, when set, stands in for tools: the transport writes the
+	// tools in its place (fast_list.go).
+	marker string
+}
+
+// MarshalJSON writes the result's envelope, then the tools as rendered.
+func (r *listResult) MarshalJSON() ([]byte, error) {
+	r.Tools = []*mcp.Tool{}
+	head, err := json.Marshal(r.ListToolsResult)
+	if err != nil {
+		return nil, err
+	}
+	const tail = `"tools":[]}`
+	if !bytes.HasSuffix(head, []byte(tail)) {
+		return nil, fmt.Errorf("unexpected tools/list envelope %.100q", head)
+	}
+	tools := r.tools
+	if r.marker != "" {
+		tools = []byte(strconv.Quote(r.marker))
+	}
+	b := make([]byte, 0, len(head)+len(r.own)+len(tools)+2)
+	b = append(b, head[:len(head)-2]...)
+	b = append(b, r.own...)
+	if len(r.own) > 0 && len(tools) > 0 {
+		b = append(b, ',')
+	}
+	b = append(b, tools...)
+	return append(b, "]}"...), nil
+}
