@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
+	"strconv"
 	"sync"
 
-	cdpt "github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/runtime"
 
@@ -31,9 +32,23 @@ const (
 	maxPageServerTake = 4 << 20
 	// pageServerBacklog is the most messages of one server waiting for its
 	// reader; more are dropped (reason "backlog").
-	pageServerBacklog = 256
+	// One take holds up to the page's queue (pageQueueMessages), and a
+	// take that waited for an earlier one is delivered right after it
+	// (deliverTakeLocked): room for two.
+	pageServerBacklog = 2 * pageQueueMessages
+	// pageQueueMessages is MCPB_MAX_QUEUED of polyfill/pageserver.js: the
+	// most messages waiting in the page, and so in one take.
+	pageQueueMessages = 512
 	// maxPageServersPerDoc bounds the servers of one document.
 	maxPageServersPerDoc = 8
+	// pageServerHoldMs is how long the page holds the answer to the send
+	// of a request, waiting for what the server sends next: an answer within
+	// it comes back with the send (one CDP round trip per call); a later one
+	// comes through the standing wait.
+	pageServerHoldMs = 20
+	// maxEarlyTakes bounds the takes kept while an earlier one is still on
+	// its way (psDoc.early); past it they are delivered as they are.
+	maxEarlyTakes = 16
 )
 
 // PageServerSink is what a Sink implements to receive MCP-B page servers
@@ -52,8 +67,13 @@ type psDoc struct {
 	busy    bool // a take loop runs
 	dirty   bool // another take is needed
 	missed  bool // pinged before the bridge was adopted
-	waiting bool // the standing wait runs (waitPageServers): it alone takes
+	waiting bool // the standing wait runs (waitPageServers)
 	pipes   map[string]*pagePipe
+	// Takes come back through the standing wait, a pull and the sends of
+	// requests, so each is numbered in the page: seq is the last delivered,
+	// early holds the takes that came before an earlier one.
+	seq   uint64
+	early map[uint64]psTake
 }
 
 // pageServersLocked returns the page-server state of d, made on first use.
@@ -102,6 +122,47 @@ type psEntry struct {
 	Origin  string `json:"origin"`
 }
 
+// psTake is what one take of the page's queue returns.
+type psTake struct {
+	Msgs    []psEntry      `json:"msgs"`
+	Dropped map[string]int `json:"dropped"`
+	More    bool           `json:"more"`
+	Seq     uint64         `json:"seq"`
+}
+
+// deliverTakeLocked delivers q, and the takes that waited for it, in the
+// order the page took them. A take that never comes (its call failed)
+// holds up at most maxEarlyTakes others: then they go in their order.
+func (b *Browser) deliverTakeLocked(d *docState, p *psDoc, q psTake) {
+	if q.Seq > p.seq+1 {
+		if p.early == nil {
+			p.early = make(map[uint64]psTake)
+		}
+		p.early[q.Seq] = q
+		if len(p.early) <= maxEarlyTakes {
+			return
+		}
+		for _, s := range slices.Sorted(maps.Keys(p.early)) {
+			e := p.early[s]
+			b.deliverLocked(d, p, e.Msgs, e.Dropped)
+			p.seq = s
+		}
+		clear(p.early)
+		return
+	}
+	// Next in order, unnumbered, or late (after such a flush): now.
+	for {
+		b.deliverLocked(d, p, q.Msgs, q.Dropped)
+		p.seq = max(p.seq, q.Seq)
+		next, ok := p.early[p.seq+1]
+		if !ok {
+			return
+		}
+		delete(p.early, p.seq+1)
+		q = next
+	}
+}
+
 // pullPageServers takes what the page servers of d posted, until the queue
 // is empty. Pings during a take fold into one more take.
 func (b *Browser) pullPageServers(d *docState) {
@@ -130,11 +191,7 @@ func (b *Browser) pullPageServers(d *docState) {
 	bridge := d.bridge
 	b.mu.Unlock()
 	for {
-		var q struct {
-			Msgs    []psEntry      `json:"msgs"`
-			Dropped map[string]int `json:"dropped"`
-			More    bool           `json:"more"`
-		}
+		var q psTake
 		err := b.callBridge(b.life, d.t.sess, bridge, "function(m){return this.mcpbTake(m)}", []any{maxPageServerTake}, &q)
 		b.mu.Lock()
 		if !d.alive {
@@ -145,7 +202,7 @@ func (b *Browser) pullPageServers(d *docState) {
 		if err != nil {
 			b.logger.Debug("reading a page's page-server messages failed", "url", d.url, "err", err)
 		} else {
-			b.deliverLocked(d, p, q.Msgs, q.Dropped)
+			b.deliverTakeLocked(d, p, q)
 		}
 		again := p.dirty || (err == nil && q.More)
 		p.dirty = false
@@ -167,14 +224,11 @@ func (b *Browser) pullPageServers(d *docState) {
 // waitPageServers keeps one call waiting in the page for the page servers'
 // messages, from the first server found until the document goes: a
 // message then reaches Go as that call's answer, with no ping and no
-// second round trip. It alone takes the queue while it runs, so messages
-// are delivered in order.
+// second round trip. Only the sends of requests take the queue before it
+// (pagePipe.Send); takes are numbered, so messages are delivered in order.
 func (b *Browser) waitPageServers(d *docState, p *psDoc, bridge runtime.RemoteObjectID) {
 	for {
-		var q struct {
-			Msgs    []psEntry      `json:"msgs"`
-			Dropped map[string]int `json:"dropped"`
-		}
+		var q psTake
 		err := b.callBridge(b.life, d.t.sess, bridge, "function(m){return this.mcpbWait(m)}", []any{maxPageServerTake}, &q)
 		b.mu.Lock()
 		if err != nil || !d.alive {
@@ -185,7 +239,7 @@ func (b *Browser) waitPageServers(d *docState, p *psDoc, bridge runtime.RemoteOb
 			}
 			return
 		}
-		b.deliverLocked(d, p, q.Msgs, q.Dropped)
+		b.deliverTakeLocked(d, p, q)
 		b.mu.Unlock()
 	}
 }
@@ -318,7 +372,12 @@ func (p *pagePipe) Recv(ctx context.Context) ([]byte, error) {
 	}
 }
 
-func (p *pagePipe) Send(ctx context.Context, msg []byte) error {
+// Send posts msg to the server. For a request (call), the page holds the
+// answer to the send for up to pageServerHoldMs, and what the server sends
+// in that time (its answer, as a rule) comes back with it: one CDP round
+// trip carries both. That take is delivered even when ctx ends first, so
+// nothing the page took is lost.
+func (p *pagePipe) Send(ctx context.Context, msg []byte, call bool) error {
 	select {
 	case <-p.done:
 		return core.ErrPageServerGone
@@ -327,23 +386,33 @@ func (p *pagePipe) Send(ctx context.Context, msg []byte) error {
 	if !json.Valid(msg) {
 		return fmt.Errorf("sending to a page server: the message is not JSON")
 	}
-	res, err := cdpt.Call(ctx, p.d.t.sess, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
-		FunctionDeclaration: "function(i,t){return this.mcpbSend(i,t)}",
+	hold := 0
+	if call {
+		hold = pageServerHoldMs
+	}
+	pend, err := p.d.t.sess.Send(runtime.CommandCallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: "function(i,t,m,h){return this.mcpbSend(i,t,m,h)}",
 		ObjectID:            p.bridge,
-		Arguments:           []*runtime.CallArgument{{Value: jsonString(p.info.ID)}, {Value: jsonString(string(msg))}},
-		ReturnByValue:       ptr(true),
-		Silent:              ptr(true),
+		Arguments: []*runtime.CallArgument{
+			{Value: jsonString(p.info.ID)}, {Value: jsonString(string(msg))},
+			{Value: jsonv2.Value(strconv.Itoa(maxPageServerTake))}, {Value: jsonv2.Value(strconv.Itoa(hold))},
+		},
+		AwaitPromise:  ptr(true),
+		ReturnByValue: ptr(true),
+		Silent:        ptr(true),
 	})
 	if err != nil {
-		if p.b.callError(p.d, err) == ErrNavigated {
-			p.end()
-			return core.ErrPageServerGone
-		}
-		return fmt.Errorf("sending to a page server: %w", err)
+		return p.sendError(err)
 	}
-	var status string
-	if res.ExceptionDetails != nil || res.Result == nil || jsonv2.Unmarshal(res.Result.Value, &status) != nil {
-		return fmt.Errorf("sending to a page server: the page script did not take the message")
+	select {
+	case <-pend.done:
+	case <-ctx.Done():
+		go p.sent(pend)
+		return ctx.Err()
+	}
+	status, err := p.sent(pend)
+	if err != nil {
+		return p.sendError(err)
 	}
 	switch status {
 	case "ok":
@@ -353,4 +422,37 @@ func (p *pagePipe) Send(ctx context.Context, msg []byte) error {
 		return core.ErrPageServerGone
 	}
 	return fmt.Errorf("sending to a page server: the page script refused the message (%s)", status)
+}
+
+// sent reads the answer to a send and delivers the take it brings.
+func (p *pagePipe) sent(pend *Pending) (string, error) {
+	var q struct {
+		Status string `json:"status"`
+		psTake
+	}
+	if err := bridgeResult(p.b.life, pend, &q); err != nil {
+		return "", err
+	}
+	if q.Seq != 0 {
+		b := p.b
+		b.mu.Lock()
+		ps := b.mcpb[p.d.key]
+		if ps != nil && p.d.alive {
+			b.deliverTakeLocked(p.d, ps, q.psTake)
+		}
+		b.mu.Unlock()
+		if q.More {
+			go b.pullPageServers(p.d)
+		}
+	}
+	return q.Status, nil
+}
+
+// sendError words the failure of a send.
+func (p *pagePipe) sendError(err error) error {
+	if p.b.callError(p.d, err) == ErrNavigated {
+		p.end()
+		return core.ErrPageServerGone
+	}
+	return fmt.Errorf("sending to a page server: %w", err)
 }

@@ -149,10 +149,10 @@ func TestPageServerQueueIsBounded(t *testing.T) {
 
 type fakeConn struct{ closed bool }
 
-func (f *fakeConn) Server() core.PageServer              { return core.PageServer{} }
-func (f *fakeConn) Recv(context.Context) ([]byte, error) { return nil, core.ErrPageServerGone }
-func (f *fakeConn) Send(context.Context, []byte) error   { return nil }
-func (f *fakeConn) Done() <-chan struct{}                { return nil }
-func (f *fakeConn) Dropped() map[string]int              { return nil }
-func (f *fakeConn) DropSignal() <-chan struct{}          { return nil }
-func (f *fakeConn) Close()                               { f.closed = true }
+func (f *fakeConn) Server() core.PageServer                  { return core.PageServer{} }
+func (f *fakeConn) Recv(context.Context) ([]byte, error)     { return nil, core.ErrPageServerGone }
+func (f *fakeConn) Send(context.Context, []byte, bool) error { return nil }
+func (f *fakeConn) Done() <-chan struct{}                    { return nil }
+func (f *fakeConn) Dropped() map[string]int                  { return nil }
+func (f *fakeConn) DropSignal() <-chan struct{}              { return nil }
+func (f *fakeConn) Close()                                   { f.closed = true }

@@ -86,9 +86,12 @@ const bridge = freeze({
     return mcpbWaitQueue(maxChars);
   },
   // mcpbSend posts one client-to-server message (JSON text) to server id;
-  // it returns 'ok', 'gone' or 'bad'.
-  mcpbSend(id, text) {
-    return mcpbPost(id, text);
+  // it returns, as JSON, {status: 'ok' | 'gone' | 'bad'}; a request
+  // (holdMs > 0) waits up to holdMs for what the servers send next and
+  // brings it back too (see mcpbSendHold).
+  mcpbSend(id, text, maxChars, holdMs) {
+    if (holdMs > 0) return mcpbSendHold(id, text, maxChars, holdMs);
+    return JSONstringify({ __proto__: null, status: mcpbPost(id, text) });
   },
 });
 

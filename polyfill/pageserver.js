@@ -28,7 +28,7 @@
 // reported to Go, which words the refusal.
 
 const MCPB_MAX_MESSAGE = 1 << 20; // characters of JSON per message
-const MCPB_MAX_QUEUED = 512; // messages waiting for Go
+const MCPB_MAX_QUEUED = 512; // messages waiting for Go (pageQueueMessages in cdp/pageserver.go)
 const MCPB_MAX_QUEUED_CHARS = 8 << 20; // and their characters
 const MCPB_MAX_SERVERS = 8; // page servers per document
 const MCPB_RATE = 1000; // messages per second, per document, sustained
@@ -44,6 +44,8 @@ const winPostMessage = G.postMessage;
 const winLengthDesc = getOwnPropertyDescriptor(G, 'length');
 const winLength = winLengthDesc && winLengthDesc.get;
 const DateNow = Date.now;
+const setTimer = G.setTimeout;
+const clearTimer = G.clearTimeout;
 
 // id -> {id, channel, win, origin, kind: 'tab' | 'iframe'}
 const mcpbServers = new SafeMap();
@@ -66,8 +68,23 @@ function mcpbDrop(reason) {
 // resolves the wait at once instead of pinging (one CDP answer on the
 // path back, as for a WebMCP call).
 let mcpbWaiter = null;
+// Go's send of a request that waits a moment for what comes next
+// (mcpbSendHold), or null: it takes the queue before the standing wait, so
+// the answer comes back with the send's own CDP answer (one round trip per
+// call, and the standing wait stays armed).
+let mcpbHold = null;
+// Every take is numbered, so Go delivers in order what comes back through
+// different calls.
+let mcpbTakeSeq = 0;
 
 function mcpbPing() {
+  if (mcpbHold) {
+    const h = mcpbHold;
+    mcpbHold = null;
+    call(clearTimer, G, h.timer);
+    h.resolve(mcpbTakeQueue(h.maxChars, 'ok'));
+    if (mcpbQueue.length === 0) return;
+  }
   if (mcpbWaiter) {
     const w = mcpbWaiter;
     mcpbWaiter = null;
@@ -206,8 +223,9 @@ ArrayPush(onNewDocument, () => {
 
 // mcpbTakeQueue hands Go the waiting messages, at most maxChars of them
 // (at least one), with the counts of dropped messages. more says that
-// messages are still waiting.
-function mcpbTakeQueue(maxChars) {
+// messages are still waiting; seq numbers the take; status is the send's
+// that took it (mcpbSendHold), if any.
+function mcpbTakeQueue(maxChars, status) {
   const out = [];
   defineProperty(out, 'toJSON', { value: undefined });
   let chars = 0;
@@ -227,7 +245,7 @@ function mcpbTakeQueue(maxChars) {
   mcpbDropped = { __proto__: null };
   // A message queued after this take pings again.
   mcpbPinged = rest.length > 0;
-  return JSONstringify({ __proto__: null, msgs: out, dropped, more: rest.length > 0 });
+  return JSONstringify({ __proto__: null, status, msgs: out, dropped, more: rest.length > 0, seq: ++mcpbTakeSeq });
 }
 
 // mcpbWaitQueue resolves with the queue (as mcpbTakeQueue) as soon as it
@@ -240,6 +258,29 @@ function mcpbWaitQueue(maxChars) {
   }
   if (mcpbQueue.length > 0 || ObjectKeys(mcpbDropped).length > 0) return PromiseResolve(mcpbTakeQueue(maxChars));
   return new PromiseCtor((resolve) => { mcpbWaiter = { __proto__: null, resolve, maxChars }; });
+}
+
+// mcpbSendHold posts a request (as mcpbPost) and resolves, as JSON, with
+// {status} and, when something comes from a server within holdMs (the
+// answer, as a rule), the take of it (as mcpbTakeQueue). A newer send's
+// hold ends the older one's.
+function mcpbSendHold(id, text, maxChars, holdMs) {
+  const status = mcpbPost(id, text);
+  if (status !== 'ok') return JSONstringify({ __proto__: null, status });
+  if (mcpbHold) {
+    const old = mcpbHold;
+    mcpbHold = null;
+    call(clearTimer, G, old.timer);
+    old.resolve(JSONstringify({ __proto__: null, status: 'ok' }));
+  }
+  return new PromiseCtor((resolve) => {
+    const h = { __proto__: null, resolve, maxChars, timer: 0 };
+    h.timer = call(setTimer, G, () => {
+      if (mcpbHold === h) mcpbHold = null;
+      resolve(JSONstringify({ __proto__: null, status: 'ok' }));
+    }, holdMs);
+    mcpbHold = h;
+  });
 }
 
 // mcpbPost sends a client-to-server message (JSON text from Go) to a

@@ -116,7 +116,8 @@ func (c *pageConnection) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if c.t.peek != nil {
 		c.t.peek.sent(msg)
 	}
-	return c.t.conn.Send(ctx, data)
+	req, isReq := msg.(*jsonrpc.Request)
+	return c.t.conn.Send(ctx, data, isReq && req.IsCall())
 }
 
 func (c *pageConnection) Close() error {

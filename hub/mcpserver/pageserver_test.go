@@ -65,7 +65,7 @@ func (p *memPage) Recv(ctx context.Context) ([]byte, error) {
 	}
 	return b, err
 }
-func (p *memPage) Send(ctx context.Context, b []byte) error {
+func (p *memPage) Send(ctx context.Context, b []byte, _ bool) error {
 	if p.conn == nil {
 		return nil
 	}

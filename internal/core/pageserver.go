@@ -40,8 +40,10 @@ type PageConn interface {
 	// Recv returns the next message from the server. It fails with
 	// ErrPageServerGone when the pipe ended.
 	Recv(ctx context.Context) ([]byte, error)
-	// Send hands one message to the server.
-	Send(ctx context.Context, msg []byte) error
+	// Send hands one message to the server. call says it is a request:
+	// the pipe may then wait a moment for the answer, to bring it back in
+	// the same round trip (Recv returns it as usual).
+	Send(ctx context.Context, msg []byte, call bool) error
 	// Done is closed when the pipe ends.
 	Done() <-chan struct{}
 	// Dropped returns the counts, by reason, of the server's messages the
