@@ -36,6 +36,12 @@ const (
 	// take that waited for an earlier one is delivered right after it
 	// (deliverTakeLocked): room for two.
 	pageServerBacklog = 2 * pageQueueMessages
+	// pageServerBacklogBytes bounds the bytes of those messages: twice
+	// what the page queues (MCPB_MAX_QUEUED_CHARS of pageserver.js), so a
+	// page cannot make Go hold its 1 MiB messages by the thousand.
+	pageServerBacklogBytes = 2 * pageQueueChars
+	// pageQueueChars is MCPB_MAX_QUEUED_CHARS of polyfill/pageserver.js.
+	pageQueueChars = 8 << 20
 	// pageQueueMessages is MCPB_MAX_QUEUED of polyfill/pageserver.js: the
 	// most messages waiting in the page, and so in one take.
 	pageQueueMessages = 512
@@ -74,6 +80,9 @@ type psDoc struct {
 	// early holds the takes that came before an earlier one.
 	seq   uint64
 	early map[uint64]psTake
+	// skip: a take call failed, and the page may have used up its number:
+	// the next numbered take is taken as the next in order.
+	skip bool
 }
 
 // pageServersLocked returns the page-server state of d, made on first use.
@@ -134,6 +143,10 @@ type psTake struct {
 // order the page took them. A take that never comes (its call failed)
 // holds up at most maxEarlyTakes others: then they go in their order.
 func (b *Browser) deliverTakeLocked(d *docState, p *psDoc, q psTake) {
+	if p.skip && q.Seq != 0 {
+		p.skip = false
+		p.seq = max(p.seq, q.Seq-1)
+	}
 	if q.Seq > p.seq+1 {
 		if p.early == nil {
 			p.early = make(map[uint64]psTake)
@@ -161,6 +174,19 @@ func (b *Browser) deliverTakeLocked(d *docState, p *psDoc, q psTake) {
 		delete(p.early, p.seq+1)
 		q = next
 	}
+}
+
+// lostTakeLocked is called when a take call failed: the page may have
+// taken messages under a number that will never reach Go, so the takes
+// held for it go now, in order, and the next one is not held for it.
+func (b *Browser) lostTakeLocked(d *docState, p *psDoc) {
+	for _, s := range slices.Sorted(maps.Keys(p.early)) {
+		e := p.early[s]
+		b.deliverLocked(d, p, e.Msgs, e.Dropped)
+		p.seq = s
+	}
+	clear(p.early)
+	p.skip = true
 }
 
 // pullPageServers takes what the page servers of d posted, until the queue
@@ -201,6 +227,7 @@ func (b *Browser) pullPageServers(d *docState) {
 		}
 		if err != nil {
 			b.logger.Debug("reading a page's page-server messages failed", "url", d.url, "err", err)
+			b.lostTakeLocked(d, p)
 		} else {
 			b.deliverTakeLocked(d, p, q)
 		}
@@ -233,6 +260,9 @@ func (b *Browser) waitPageServers(d *docState, p *psDoc, bridge runtime.RemoteOb
 		b.mu.Lock()
 		if err != nil || !d.alive {
 			p.waiting = false
+			if err != nil && d.alive {
+				b.lostTakeLocked(d, p)
+			}
 			b.mu.Unlock()
 			if err != nil && d.alive {
 				b.logger.Debug("waiting for a page's page-server messages failed", "url", d.url, "err", err)
@@ -300,6 +330,7 @@ type pagePipe struct {
 	mu       sync.Mutex
 	dropped  map[string]int
 	dropWake chan struct{} // capacity 1
+	queued   int           // bytes in in, bounded by pageServerBacklogBytes
 }
 
 var _ core.PageConn = (*pagePipe)(nil)
@@ -325,11 +356,29 @@ func (p *pagePipe) Close() {
 }
 
 func (p *pagePipe) deliver(msg []byte) {
+	p.mu.Lock()
+	full := p.queued+len(msg) > pageServerBacklogBytes
+	if !full {
+		p.queued += len(msg)
+	}
+	p.mu.Unlock()
+	if full {
+		p.drop("backlog", 1)
+		return
+	}
 	select {
 	case p.in <- msg:
 	default:
+		p.took(msg)
 		p.drop("backlog", 1)
 	}
+}
+
+// took counts msg out of the pipe's backlog.
+func (p *pagePipe) took(msg []byte) {
+	p.mu.Lock()
+	p.queued -= len(msg)
+	p.mu.Unlock()
 }
 
 func (p *pagePipe) drop(reason string, n int) {
@@ -359,11 +408,13 @@ func (p *pagePipe) Recv(ctx context.Context) ([]byte, error) {
 	// Messages that arrived before the end are still read.
 	select {
 	case m := <-p.in:
+		p.took(m)
 		return m, nil
 	default:
 	}
 	select {
 	case m := <-p.in:
+		p.took(m)
 		return m, nil
 	case <-p.done:
 		return nil, core.ErrPageServerGone
@@ -431,6 +482,12 @@ func (p *pagePipe) sent(pend *Pending) (string, error) {
 		psTake
 	}
 	if err := bridgeResult(p.b.life, pend, &q); err != nil {
+		b := p.b
+		b.mu.Lock()
+		if ps := b.mcpb[p.d.key]; ps != nil && p.d.alive {
+			b.lostTakeLocked(p.d, ps)
+		}
+		b.mu.Unlock()
 		return "", err
 	}
 	if q.Seq != 0 {

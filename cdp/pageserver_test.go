@@ -92,3 +92,64 @@ func strs(from, to uint64) []string {
 	}
 	return out
 }
+
+// TestLostTake: when a take call fails, the page may have used its number
+// up: the takes held for it go at once, in order, and the next numbered take
+// is not held for it either.
+func TestLostTake(t *testing.T) {
+	b := &Browser{logger: slog.New(slog.DiscardHandler)}
+	d := &docState{alive: true}
+	pp := &pagePipe{in: make(chan []byte, 64), done: make(chan struct{}), dropWake: make(chan struct{}, 1)}
+	ps := &psDoc{pipes: map[string]*pagePipe{"t:mcp-default": pp}}
+	take := func(s uint64) {
+		b.deliverTakeLocked(d, ps, psTake{Seq: s, Msgs: []psEntry{{T: "msg", S: "t:mcp-default", D: strconv.FormatUint(s, 10)}}})
+	}
+	read := func() []string {
+		var got []string
+		for len(pp.in) > 0 {
+			got = append(got, string(<-pp.in))
+		}
+		return got
+	}
+	take(1)
+	take(3) // 2 is on its way
+	take(4)
+	if got := read(); !slices.Equal(got, []string{"1"}) {
+		t.Fatalf("before the failure: delivered %v, want [1]", got)
+	}
+	b.lostTakeLocked(d, ps) // the call carrying 2 failed
+	if got := read(); !slices.Equal(got, []string{"3", "4"}) {
+		t.Fatalf("at the failure: delivered %v, want [3 4]", got)
+	}
+	b.lostTakeLocked(d, ps) // another call failed, its number (5) unseen
+	take(6)
+	take(7)
+	if got := read(); !slices.Equal(got, []string{"6", "7"}) {
+		t.Errorf("after a second failure: delivered %v, want [6 7]", got)
+	}
+}
+
+// TestPipeBacklogBytes: a pipe holds at most pageServerBacklogBytes of
+// messages for its reader; past that they are dropped as "backlog", and
+// reading makes room again.
+func TestPipeBacklogBytes(t *testing.T) {
+	pp := &pagePipe{in: make(chan []byte, pageServerBacklog), done: make(chan struct{}), dropWake: make(chan struct{}, 1)}
+	big := make([]byte, 1<<20)
+	n := pageServerBacklogBytes / len(big)
+	for range n + 3 {
+		pp.deliver(big)
+	}
+	if got := len(pp.in); got != n {
+		t.Fatalf("the pipe holds %d messages of 1 MiB, want %d", got, n)
+	}
+	if got := pp.Dropped()["backlog"]; got != 3 {
+		t.Errorf("dropped %d as backlog, want 3", got)
+	}
+	if _, err := pp.Recv(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	pp.deliver(big)
+	if got := len(pp.in); got != n {
+		t.Errorf("after one read and one more message the pipe holds %d, want %d", got, n)
+	}
+}
