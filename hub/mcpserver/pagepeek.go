@@ -22,6 +22,10 @@ type pagePeek struct {
 	annotations    map[string]map[string]any // by tool name, of the current listing
 }
 
+// maxPeekAsked bounds the requests of ours a pagePeek waits to read the
+// answers of.
+const maxPeekAsked = 16
+
 // sent notes a request of ours whose answer is read.
 func (pp *pagePeek) sent(msg jsonrpc.Message) {
 	req, ok := msg.(*jsonrpc.Request)
@@ -32,6 +36,11 @@ func (pp *pagePeek) sent(msg jsonrpc.Message) {
 	defer pp.mu.Unlock()
 	if pp.asked == nil {
 		pp.asked = make(map[jsonrpc.ID]string)
+	}
+	if len(pp.asked) >= maxPeekAsked {
+		// A server that never answers: forget the oldest questions rather
+		// than grow (an answer to a forgotten one is simply not read).
+		clear(pp.asked)
 	}
 	pp.asked[req.ID] = req.Method
 }
