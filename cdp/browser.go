@@ -164,15 +164,26 @@ func mergeFeatures(args, enable, disable []string) []string {
 }
 
 // uniqueNonEmpty returns names in order without repeats, empty names or
-// the names in except.
+// the features named in except (compared by featureName).
 func uniqueNonEmpty(names, except []string) []string {
 	var out []string
 	for _, n := range names {
-		if n != "" && !slices.Contains(out, n) && !slices.Contains(except, n) {
+		if n != "" && !slices.Contains(out, n) && !slices.ContainsFunc(except, func(e string) bool { return featureName(e) == featureName(n) }) {
 			out = append(out, n)
 		}
 	}
 	return out
+}
+
+// featureName is the feature a --enable-features entry names, without
+// Chromium's decorations: a leading "*", a field trial ("<Trial") and
+// parameters (":k/v").
+func featureName(entry string) string {
+	entry = strings.TrimPrefix(entry, "*")
+	if i := strings.IndexAny(entry, ":<"); i >= 0 {
+		entry = entry[:i]
+	}
+	return entry
 }
 
 // Launch starts a browser with the pipe transport, checks that it answers,

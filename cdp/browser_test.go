@@ -321,6 +321,8 @@ func TestMergeFeatures(t *testing.T) {
 			[]string{"--b", "--enable-features=WebMCP,Foo", "--disable-features=IsolateSandboxedIframes,Bar"}},
 		{"the user enables what we would disable", []string{"--enable-features=IsolateSandboxedIframes"}, nil, []string{"IsolateSandboxedIframes"},
 			[]string{"--enable-features=IsolateSandboxedIframes"}},
+		{"the user enables it with parameters", []string{"--enable-features=IsolateSandboxedIframes:grouping/per-origin"}, nil, []string{"IsolateSandboxedIframes"},
+			[]string{"--enable-features=IsolateSandboxedIframes:grouping/per-origin"}},
 		{"the user disables what we would enable", []string{"--disable-features=WebMCP"}, []string{"WebMCP"}, []string{"IsolateSandboxedIframes"},
 			[]string{"--disable-features=IsolateSandboxedIframes,WebMCP"}},
 	} {
