@@ -145,15 +145,7 @@ func TestReloadTabWaitsForTools(t *testing.T) {
 				tabs.registerAfter = time.Hour
 			}
 			s := New(t.Context(), h, Options{Tabs: tabs, Logger: slog.New(slog.DiscardHandler)})
-			st, ct := mcp.NewInMemoryTransports()
-			if _, err := s.MCP().Connect(t.Context(), st, nil); err != nil {
-				t.Fatal(err)
-			}
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(t.Context(), ct, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cs.Close()
+			cs := clientOf(t, s)
 			start := time.Now()
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "webmcp_reload_tab", Arguments: map[string]any{"tab": 1}})
 			took := time.Since(start)
@@ -191,15 +183,7 @@ func TestReloadTabClosed(t *testing.T) {
 	h.Update(core.Source{Key: "d", Tab: "T", Frame: "F", Origin: "http://s.test", URL: "http://s.test/", Backend: "polyfill"},
 		[]core.Tool{{Name: "a", Description: "A."}}, nil)
 	s := New(t.Context(), h, Options{Tabs: &closingTabs{reloadingTabs{hub: h}}, Logger: slog.New(slog.DiscardHandler)})
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := s.MCP().Connect(t.Context(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := clientOf(t, s)
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "webmcp_reload_tab", Arguments: map[string]any{"tab": 1, "wait_ms": 30000}})
 	if err != nil {
 		t.Fatal(err)
@@ -208,4 +192,21 @@ func TestReloadTabClosed(t *testing.T) {
 	if got := res.Content[0].(*mcp.TextContent).Text; !res.IsError || got != want {
 		t.Errorf("webmcp_reload_tab = %v %q, want an error %q", res.IsError, got, want)
 	}
+}
+
+// clientOf connects a go-sdk client to s over in-memory transports, closed
+// when the test ends (connectInMemory of the external tests, for this
+// package's own).
+func clientOf(t *testing.T, s *Server) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := s.MCP().Connect(t.Context(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
