@@ -147,7 +147,7 @@ func TestReliabilityAttachedBrowserKilled(t *testing.T) {
 
 // startChrome starts a browser with remote debugging on a free port, on
 // url, and returns its debugging address.
-func startChrome(t *testing.T, url string) string {
+func startChrome(t testing.TB, url string) string {
 	t.Helper()
 	u, _ := startChromeKillable(t, url)
 	return u
@@ -155,7 +155,7 @@ func startChrome(t *testing.T, url string) string {
 
 // startChromeKillable is startChrome that also returns a func that kills the
 // browser's process group.
-func startChromeKillable(t *testing.T, url string) (string, func()) {
+func startChromeKillable(t testing.TB, url string) (string, func()) {
 	t.Helper()
 	exe, err := cdp.FindChrome("")
 	if err != nil {

@@ -58,6 +58,7 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		logger:   logger,
 		incoming: make(chan readResult),
 		closed:   make(chan struct{}),
+		turn:     make(chan struct{}),
 	}
 	if t.Server != nil {
 		// A session id of its own lets the fast path find the SDK's
@@ -91,6 +92,12 @@ type stdioConn struct {
 	stopSplicing func()
 
 	writeMu sync.Mutex
+
+	// Readers that ran a fast call wait here to read on (readers.go), so
+	// the next call runs on a goroutine whose stack has already grown.
+	spareMu sync.Mutex
+	spares  int
+	turn    chan struct{}
 }
 
 // readLoop reads lines until the input ends, answering the bad ones itself.
@@ -102,11 +109,14 @@ func (c *stdioConn) readLoop(r *bufio.Reader, max int) {
 		} else if line = bytes.TrimSpace(line); len(line) > 0 {
 			if run := c.fast.try(line); run != nil {
 				// The fast path takes the call. This goroutine runs it,
-				// and a new one reads on: the call starts at once, with
+				// and another reads on: the call starts at once, with
 				// no hand-off to another goroutine (or thread) on its way.
-				go c.readLoop(r, max)
+				c.passTurn(r, max)
 				run()
-				return
+				if !c.waitTurn() {
+					return
+				}
+				continue
 			} else if msg, id, code, why := decodeLine(line); msg != nil {
 				if c.fast != nil {
 					c.fast.noteRequest(msg)
