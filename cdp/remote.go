@@ -130,9 +130,12 @@ func resolveWS(ctx context.Context, client *http.Client, ep Endpoint) (*url.URL,
 type wsTransport struct {
 	c *websocket.Conn
 
-	// Only the reader goroutine decodes.
+	// Only the reader goroutine reads and decodes. in is reused: decoding
+	// copies what a message keeps (params and results are copied into
+	// jsontext.Values), so no message holds on to it.
 	dec jsonv2.Decoder
 	rd  bytes.Reader
+	in  bytes.Buffer
 
 	encMu sync.Mutex
 	enc   jsonv2.Encoder
@@ -144,14 +147,18 @@ var _ chromedp.Transport = (*wsTransport)(nil)
 // Read reads the next message. The context is not used: cancelling a read
 // would close the connection.
 func (t *wsTransport) Read(_ context.Context, msg *cdproto.Message) error {
-	typ, data, err := t.c.Read(context.Background())
+	typ, r, err := t.c.Reader(context.Background())
 	if err != nil {
 		return err
 	}
 	if typ != websocket.MessageText {
 		return errors.New("the browser sent a binary WebSocket message; CDP messages are text")
 	}
-	t.rd.Reset(data)
+	t.in.Reset()
+	if _, err := t.in.ReadFrom(r); err != nil {
+		return err
+	}
+	t.rd.Reset(t.in.Bytes())
 	t.dec.Reset(&t.rd, chromedp.DefaultUnmarshalOptions)
 	return jsonv2.UnmarshalDecode(&t.dec, msg, chromedp.DefaultUnmarshalOptions)
 }
