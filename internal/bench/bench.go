@@ -121,12 +121,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 
 	// The floor: raw CDP calls into the same page, in a browser of its own
 	// that stays up for the whole run.
-	raw, closeRaw, product, err := RawCaller(ctx, page)
+	rb, err := newRawBrowser(ctx, page)
 	if err != nil {
 		return nil, err
 	}
-	defer closeRaw()
-	rep.Browser = product
+	defer rb.close()
+	raw := rb.call
+	rep.Browser = rb.product
 
 	// First contact (startup.go): cold starts on the demo page.
 	if opts.selected("startup") {
@@ -135,7 +136,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	if opts.selected("stdio") {
-		if err := stdioRows(ctx, opts, env, page, raw, add); err != nil {
+		if err := stdioRows(ctx, opts, env, page, rb, add); err != nil {
 			return nil, err
 		}
 	}
@@ -164,7 +165,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 
 // stdioRows adds the rows measured over stdio: latency, throughput and
 // navigation.
-func stdioRows(ctx context.Context, opts Options, env []string, page string, raw func(context.Context) error, add func(what, value string)) error {
+func stdioRows(ctx context.Context, opts Options, env []string, page string, rb *rawBrowser, add func(what, value string)) error {
+	raw := rb.call
 	stdio, err := startStdio(ctx, opts.Binary, page, env)
 	if err != nil {
 		return err
@@ -187,11 +189,13 @@ func stdioRows(ctx context.Context, opts Options, env []string, page string, raw
 	add(fmt.Sprintf("%d concurrent raw CDP callers into one tab (%s)", workers, shape), fmt.Sprintf("%.0f calls/s", direct))
 	add(fmt.Sprintf("%d concurrent tools/call callers over stdio into one tab (same rounds)", workers), fmt.Sprintf("%.0f calls/s", viaStdio))
 	add("ratio stdio / raw throughput", times(viaStdio, direct))
-	nav, err := navigation(ctx, stdio, page, navigations)
+	nav, rawNav, err := navigation(ctx, stdio, rb, page, navigations)
 	if err != nil {
 		return err
 	}
+	add(fmt.Sprintf("raw: navigation start → the page's load event (%d navigations, interleaved)", navigations), rawNav.summary())
 	add(fmt.Sprintf("navigation start → client has list_changed and the 10 new tools (%d navigations)", navigations), nav.summary())
+	add("ratio navigation → tools / raw navigation → load", ratios(nav, rawNav))
 	return nil
 }
 

@@ -99,8 +99,12 @@ func burst(ctx context.Context, workers int, d time.Duration, f func(context.Con
 // navigation makes the page navigate n times, alternating the prefix of its
 // ten tools, and times the navigation's start → the client got
 // list_changed and lists the ten new tools.
-func navigation(ctx context.Context, s *server, page string, n int) (Latencies, error) {
-	var l Latencies
+//
+// Each round also sends the raw browser's tab to the same URL and times
+// it to the load event: the floor (the page's tools register before its
+// load event). Rounds alternate which of the two goes first.
+func navigation(ctx context.Context, s *server, rb *rawBrowser, page string, n int) (Latencies, Latencies, error) {
+	var l, raw Latencies
 	for i := range n {
 		// Odd rounds go back to the page's own names, so the page ends as
 		// it began when n is even.
@@ -108,26 +112,42 @@ func navigation(ctx context.Context, s *server, page string, n int) (Latencies, 
 		if i%2 == 0 {
 			prefix = fmt.Sprintf("n%d_", i)
 		}
+		url := page + "?p=" + prefix
+		rawNav := func() error {
+			t0 := time.Now()
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if err := rb.navigate(ctx, url); err != nil {
+				return err
+			}
+			raw = append(raw, time.Since(t0))
+			return nil
+		}
+		if i%2 == 0 {
+			if err := rawNav(); err != nil {
+				return nil, nil, err
+			}
+		}
 		nav, err := waitTool(ctx, s.cs, "navigate", 1)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for len(s.changes) > 0 {
 			<-s.changes
 		}
 		t0 := time.Now()
-		if _, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: nav, Arguments: map[string]any{"url": page + "?p=" + prefix}}); err != nil {
-			return nil, fmt.Errorf("navigation %d: %w", i+1, err)
+		if _, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: nav, Arguments: map[string]any{"url": url}}); err != nil {
+			return nil, nil, fmt.Errorf("navigation %d: %w", i+1, err)
 		}
 		for {
 			select {
 			case <-s.changes:
 			case <-time.After(10 * time.Second):
-				return nil, fmt.Errorf("no tools/list_changed within 10s of navigation %d", i+1)
+				return nil, nil, fmt.Errorf("no tools/list_changed within 10s of navigation %d", i+1)
 			}
 			tools, err := listAll(ctx, s.cs)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			count := 0
 			for _, t := range tools {
@@ -142,6 +162,11 @@ func navigation(ctx context.Context, s *server, page string, n int) (Latencies, 
 			}
 		}
 		l = append(l, time.Since(t0))
+		if i%2 == 1 {
+			if err := rawNav(); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
-	return l, nil
+	return l, raw, nil
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"log/slog"
 	"time"
 
 	cdpt "github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 
@@ -21,13 +23,34 @@ import (
 // browser's product name. The call func may be used from several goroutines
 // at once.
 func RawCaller(ctx context.Context, url string) (func(context.Context) error, func(), string, error) {
+	r, err := newRawBrowser(ctx, url)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return r.call, r.close, r.product, nil
+}
+
+// rawBrowser is the floor of the bench: a browser of its own, driven over
+// raw CDP, with the bench page open in one tab.
+type rawBrowser struct {
+	product string
+	// call makes one Runtime.callFunctionOn round trip into the page; it
+	// may be used from several goroutines at once.
+	call func(context.Context) error
+	// navigate sends the tab to a URL and returns when its load event
+	// fired (one goroutine at a time).
+	navigate func(ctx context.Context, url string) error
+	close    func()
+}
+
+func newRawBrowser(ctx context.Context, url string) (*rawBrowser, error) {
 	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{Headless: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("launching the browser for raw CDP calls: %w", err)
+		return nil, fmt.Errorf("launching the browser for raw CDP calls: %w", err)
 	}
-	fail := func(err error) (func(context.Context) error, func(), string, error) {
+	fail := func(err error) (*rawBrowser, error) {
 		proc.Close()
-		return nil, nil, "", fmt.Errorf("raw CDP browser: %w", err)
+		return nil, fmt.Errorf("raw CDP browser: %w", err)
 	}
 	conn := proc.Conn()
 	v, err := cdp.Version(ctx, conn)
@@ -69,5 +92,25 @@ func RawCaller(ctx context.Context, url string) (func(context.Context) error, fu
 		}
 		return nil
 	}
-	return call, func() { proc.Close() }, v.Product, nil
+	loads, stop := sess.Subscribe("Page.loadEventFired")
+	if _, err := cdpt.Call(ctx, sess, page.Enable, page.EnableParams{}); err != nil {
+		stop()
+		return fail(fmt.Errorf("Page.enable: %w", err))
+	}
+	navigate := func(ctx context.Context, url string) error {
+		for len(loads) > 0 {
+			<-loads
+		}
+		expr := "location.href = " + strconv.Quote(url)
+		if _, err := cdpt.Call(ctx, sess, cdpruntime.Evaluate, cdpruntime.EvaluateParams{Expression: expr}); err != nil {
+			return fmt.Errorf("raw navigation: %w", err)
+		}
+		select {
+		case <-loads:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("raw navigation to %s: no load event: %w", url, ctx.Err())
+		}
+	}
+	return &rawBrowser{product: v.Product, call: call, navigate: navigate, close: func() { stop(); proc.Close() }}, nil
 }
