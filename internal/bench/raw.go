@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"log/slog"
+	"strconv"
 	"time"
 
 	cdpt "github.com/chromedp/cdproto/cdp"
