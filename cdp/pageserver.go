@@ -58,8 +58,9 @@ const (
 )
 
 // PageServerSink is what a Sink implements to receive MCP-B page servers
-// (*hub.Hub does). It is called with the browser's lock held, like the
-// Sink's methods: it must return quickly.
+// (*hub.Hub does). It is called like the Sink's methods, in order, with no
+// lock of the browser held; a Sink that is no PageServerSink gets each
+// pipe closed.
 type PageServerSink interface {
 	// PageServer hands over the pipe to a page server that said it is
 	// ready. src is its document's, with a key of the server's own and the
@@ -301,9 +302,7 @@ func (b *Browser) deliverLocked(d *docState, p *psDoc, msgs []psEntry, dropped m
 			src.Key = d.key + "#mcpb:" + m.S
 			src.Backend = core.BackendMCPB
 			b.logger.Debug("found a page server", "url", d.url, "channel", m.Channel, "kind", m.Kind)
-			if sink, ok := b.sink.(PageServerSink); ok {
-				sink.PageServer(src, pp)
-			}
+			b.sink.PageServer(src, pp)
 		case "stopped":
 			if pp != nil {
 				delete(p.pipes, m.S)
@@ -341,18 +340,15 @@ func (p *pagePipe) Done() <-chan struct{} { return p.done }
 
 func (p *pagePipe) end() { p.once.Do(func() { close(p.done) }) }
 
-// Close ends the pipe; the page's server is left as it is. The sink may
-// call it with the browser's lock held (PageServerSink), so the pipe is
-// forgotten in the background.
+// Close ends the pipe; the page's server is left as it is. It takes the
+// browser's lock: the Sink gets pipes with none held (PageServerSink).
 func (p *pagePipe) Close() {
 	p.end()
-	go func() {
-		p.b.mu.Lock()
-		defer p.b.mu.Unlock()
-		if ps := p.b.mcpb[p.d.key]; ps != nil && ps.pipes[p.info.ID] == p {
-			delete(ps.pipes, p.info.ID)
-		}
-	}()
+	p.b.mu.Lock()
+	defer p.b.mu.Unlock()
+	if ps := p.b.mcpb[p.d.key]; ps != nil && ps.pipes[p.info.ID] == p {
+		delete(ps.pipes, p.info.ID)
+	}
 }
 
 func (p *pagePipe) deliver(msg []byte) {
