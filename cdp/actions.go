@@ -10,7 +10,6 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	cdpt "github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 )
 
@@ -166,14 +165,14 @@ func (b *Browser) ActivateTab(ctx context.Context, tab string) error {
 }
 
 // Reload reloads a tab and waits until the new document has loaded (at
-// most loadWait; a page that loads longer is not an error), so that the old
-// document and its tools are gone when it returns.
+// most loadWait; a page that loads longer is not an error) and the Sink
+// knows, so that the old document and its tools are gone when it returns.
 func (b *Browser) Reload(ctx context.Context, tab string) error {
 	s, err := b.readyTab(ctx, tab)
 	if err != nil {
 		return fmt.Errorf("reloading tab %s: %w", tab, err)
 	}
-	_, err = waitNavigation(ctx, s, func() (bool, error) {
+	_, err = waitNavigation(ctx, s, cdpt.FrameID(tab), func() (navStart, error) {
 		// Right after a navigation commits, the session may still point at
 		// the old document's frame host for a moment ("Not attached to an
 		// active page"): try again shortly.
@@ -184,12 +183,15 @@ func (b *Browser) Reload(ctx context.Context, tab string) error {
 			}
 			select {
 			case <-ctx.Done():
-				return false, ctx.Err()
+				return navStart{}, ctx.Err()
 			case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
 			}
 		}
-		return false, err
+		return navStart{}, err
 	})
+	if err == nil {
+		err = b.sink.flush(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("reloading tab %s: %w", tab, err)
 	}
@@ -216,38 +218,46 @@ func (b *Browser) Navigate(ctx context.Context, tab, url string) error {
 	if err != nil {
 		return fmt.Errorf("navigating tab %s: %w", tab, err)
 	}
-	if err := navigateCall(ctx, s, url); err != nil {
+	if _, err := navigateCall(ctx, s, url); err != nil {
 		return fmt.Errorf("navigating tab %s to %s: %w", tab, url, err)
 	}
 	return nil
 }
 
-// navigateCall sends Page.navigate; a page that could not load is a
-// *LoadError.
-func navigateCall(ctx context.Context, s *Session, url string) error {
+// navigateCall sends Page.navigate and says what the navigation is to wait
+// for; a page that could not load is a *LoadError.
+func navigateCall(ctx context.Context, s *Session, url string) (navStart, error) {
 	res, err := cdpt.Call(ctx, s, page.Navigate, page.NavigateParams{URL: url})
 	if err == nil && res.ErrorText != "" {
 		err = &LoadError{URL: url, Text: res.ErrorText}
 	}
-	return err
+	return navStart{sameDocument: res.LoaderID == "" || res.IsDownload, loader: res.LoaderID}, err
 }
 
 // navigateLoaded is Navigate that also closes loaded once the page fired
-// its load event (waitPageLoad), or could not load.
+// its load event (loadWatch, at most loadWait) and the Sink knows what the
+// browser learned until then, or once it could not load.
 func (b *Browser) navigateLoaded(ctx context.Context, tab, url string, loaded chan struct{}) error {
 	s, err := b.readyTab(ctx, tab)
 	if err != nil {
 		close(loaded)
 		return fmt.Errorf("navigating tab %s: %w", tab, err)
 	}
-	committed := make(chan error, 1)
-	go func() {
-		defer close(loaded)
-		waitPageLoad(ctx, s, url, committed)
-	}()
-	if err := <-committed; err != nil {
+	// Followed from before the navigation, so a fast load is not missed.
+	w := watchLoad(s, cdpt.FrameID(tab))
+	started, err := navigateCall(ctx, s, url)
+	if err != nil {
+		w.stop()
+		close(loaded)
 		return fmt.Errorf("navigating tab %s to %s: %w", tab, url, err)
 	}
+	go func() {
+		defer close(loaded)
+		defer w.stop()
+		if _, err := w.wait(ctx, started); err == nil {
+			b.sink.flush(ctx)
+		}
+	}()
 	return nil
 }
 
@@ -301,44 +311,4 @@ func Version(ctx context.Context, c *Conn) (*browser.GetVersionResult, error) {
 		return nil, fmt.Errorf("asking the browser for its version: %w", err)
 	}
 	return &v, nil
-}
-
-// loadedQuestion asks a document whether it is the page, loaded: not the
-// tab's first about:blank, whose own load event can come after a
-// navigation began.
-const loadedQuestion = `document.readyState === "complete" && location.href !== "about:blank"`
-
-// waitPageLoad navigates s to url, sends the navigation's outcome on
-// committed, and then waits for the page's load event, at most loadWait.
-// It listens before navigating, so a fast load is not missed, and asks the
-// document at each load event whether it is the page, loaded: the load
-// event of the tab's blank document can arrive after the navigation began,
-// and events of different kinds may reach Go out of order, so no event
-// alone tells.
-func waitPageLoad(ctx context.Context, s *Session, url string, committed chan<- error) {
-	loads, stop := s.Subscribe(page.LoadEventFired.Method)
-	defer stop()
-	err := navigateCall(ctx, s, url)
-	committed <- err
-	if err != nil {
-		return
-	}
-	lctx, cancel := context.WithTimeout(ctx, loadWait)
-	defer cancel()
-	for {
-		select {
-		case _, ok := <-loads:
-			if !ok {
-				return
-			}
-			res, err := cdpt.Call(lctx, s, runtime.Evaluate, runtime.EvaluateParams{Expression: loadedQuestion, ReturnByValue: ptr(true)})
-			if err != nil || (res.ExceptionDetails == nil && res.Result != nil && string(res.Result.Value) == "true") {
-				return // loaded, or the tab went or will not answer: nothing more to wait for
-			}
-		case <-s.Closed():
-			return
-		case <-lctx.Done():
-			return
-		}
-	}
 }

@@ -97,7 +97,7 @@ func (c *Conn) Attach(id target.SessionID) *Session {
 }
 
 func (c *Conn) newSession(id target.SessionID) *Session {
-	s := &Session{c: c, id: id, subs: make(map[string][]*subscription), closed: make(chan struct{})}
+	s := &Session{c: c, id: id, subs: make(map[string][]subscriber), closed: make(chan struct{})}
 	c.mu.Lock()
 	if c.err != nil {
 		// The connection ended: the session can never get a message.
@@ -201,7 +201,7 @@ type Session struct {
 	handler atomic.Pointer[func(*cdproto.Message)]
 
 	mu     sync.Mutex
-	subs   map[string][]*subscription
+	subs   map[string][]subscriber
 	closed chan struct{}
 	once   sync.Once
 }
@@ -239,7 +239,7 @@ func (s *Session) dispatch(msg *cdproto.Message) {
 	subs := s.subs[string(msg.Method)]
 	s.mu.Unlock()
 	for _, sub := range subs {
-		sub.push(msg.Params)
+		sub.push(msg)
 	}
 }
 
@@ -350,50 +350,73 @@ func (s *Session) Call(ctx context.Context, method string, params, result any) e
 // Subscribe satisfies cdp.Session: the events of method are buffered, without
 // loss, from now until cancel is called or the session closes.
 func (s *Session) Subscribe(method string) (<-chan jsonv2.Value, func()) {
-	sub := newSubscription()
+	sub := newSubscription(func(m *cdproto.Message) jsonv2.Value { return m.Params })
+	return sub.out, s.subscribe(sub, method)
+}
+
+// Events is Subscribe for several methods on one channel: their events
+// come in the order the browser sent them, which separate subscriptions
+// do not keep (a select over two channels picks either).
+func (s *Session) Events(methods ...string) (<-chan *cdproto.Message, func()) {
+	sub := newSubscription(func(m *cdproto.Message) *cdproto.Message { return m })
+	return sub.out, s.subscribe(sub, methods...)
+}
+
+// subscribe adds sub under methods and returns the func that removes it.
+func (s *Session) subscribe(sub subscriber, methods ...string) func() {
 	s.mu.Lock()
 	if s.subs == nil {
 		s.mu.Unlock()
 		sub.stop()
-		return sub.out, func() {}
+		return func() {}
 	}
-	s.subs[method] = append(s.subs[method], sub)
+	for _, m := range methods {
+		s.subs[m] = append(s.subs[m], sub)
+	}
 	s.mu.Unlock()
-	cancel := func() {
+	return func() {
 		s.mu.Lock()
-		list := s.subs[method]
-		for i, x := range list {
-			if x == sub {
-				s.subs[method] = append(list[:i:i], list[i+1:]...)
-				break
+		for _, m := range methods {
+			list := s.subs[m]
+			for i, x := range list {
+				if x == sub {
+					s.subs[m] = append(list[:i:i], list[i+1:]...)
+					break
+				}
 			}
 		}
 		s.mu.Unlock()
 		sub.stop()
 	}
-	return sub.out, cancel
+}
+
+// subscriber is a subscription as the session's dispatch sees it.
+type subscriber interface {
+	push(msg *cdproto.Message)
+	stop()
 }
 
 // subscription buffers events without bound between the reader and a
 // consumer, so a slow consumer never stalls the connection.
-type subscription struct {
+type subscription[T any] struct {
+	conv  func(*cdproto.Message) T
 	mu    sync.Mutex
-	queue []jsonv2.Value
+	queue []T
 	wake  chan struct{}
-	out   chan jsonv2.Value
+	out   chan T
 	quit  chan struct{}
 	once  sync.Once
 }
 
-func newSubscription() *subscription {
-	sub := &subscription{wake: make(chan struct{}, 1), out: make(chan jsonv2.Value), quit: make(chan struct{})}
+func newSubscription[T any](conv func(*cdproto.Message) T) *subscription[T] {
+	sub := &subscription[T]{conv: conv, wake: make(chan struct{}, 1), out: make(chan T), quit: make(chan struct{})}
 	go sub.pump()
 	return sub
 }
 
-func (sub *subscription) push(v jsonv2.Value) {
+func (sub *subscription[T]) push(msg *cdproto.Message) {
 	sub.mu.Lock()
-	sub.queue = append(sub.queue, v)
+	sub.queue = append(sub.queue, sub.conv(msg))
 	sub.mu.Unlock()
 	select {
 	case sub.wake <- struct{}{}:
@@ -401,13 +424,13 @@ func (sub *subscription) push(v jsonv2.Value) {
 	}
 }
 
-func (sub *subscription) stop() { sub.once.Do(func() { close(sub.quit) }) }
+func (sub *subscription[T]) stop() { sub.once.Do(func() { close(sub.quit) }) }
 
-func (sub *subscription) pump() {
+func (sub *subscription[T]) pump() {
 	defer close(sub.out)
 	for {
 		sub.mu.Lock()
-		var next jsonv2.Value
+		var next T
 		have := len(sub.queue) > 0
 		if have {
 			next = sub.queue[0]

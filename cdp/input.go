@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"time"
 
 	cdpt "github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
@@ -21,11 +20,6 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 )
-
-// loadWait bounds how long a navigation waits for the page's load event
-// before it reports success anyway: the navigation has started, and a page
-// that keeps loading is not an error.
-const loadWait = 15 * time.Second
 
 // session returns the tab's session once it is set up, or an error that
 // names the tab; it gives up when ctx ends or the connection closes.
@@ -224,73 +218,20 @@ func (b *Browser) Type(ctx context.Context, tab, selector, text string, submit b
 	return nil
 }
 
-// waitNavigation runs start and then waits until the tab's page has loaded,
-// navigated within its document, or come back from the back-forward cache
-// (which fires no load event), for at most loadWait. It subscribes before
-// start, so a fast load is not missed. start reports whether the navigation
-// stays within the document (nothing to wait for). It returns what ended the
-// wait: "same-document", "load", "within", "bfcache" or "timeout".
-func waitNavigation(ctx context.Context, s *Session, start func() (sameDocument bool, err error)) (string, error) {
-	loads, stopLoads := s.Subscribe(page.LoadEventFired.Method)
-	defer stopLoads()
-	within, stopWithin := s.Subscribe(page.NavigatedWithinDocument.Method)
-	defer stopWithin()
-	navigated, stopNavigated := s.Subscribe(page.FrameNavigated.Method)
-	defer stopNavigated()
-	same, err := start()
-	if err != nil {
-		return "", err
-	}
-	if same {
-		return "same-document", nil
-	}
-	timer := time.NewTimer(loadWait)
-	defer timer.Stop()
-	for {
-		select {
-		case _, ok := <-loads:
-			if !ok {
-				return "", ErrTargetGone
-			}
-			return "load", nil
-		case _, ok := <-within:
-			if !ok {
-				return "", ErrTargetGone
-			}
-			return "within", nil
-		case raw, ok := <-navigated:
-			if !ok {
-				return "", ErrTargetGone
-			}
-			var ev page.EventFrameNavigated
-			if jsonv2.Unmarshal(raw, &ev) == nil && ev.Frame != nil && ev.Frame.ParentID == "" &&
-				ev.Type == page.NavigationTypeBackForwardCacheRestore {
-				return "bfcache", nil
-			}
-		case <-timer.C:
-			return "timeout", nil
-		case <-s.Closed():
-			return "", ErrTargetGone
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	}
-}
-
 // NavigateAndWait loads url in a tab and waits for the page's load event
-// (at most 15 s; a page that loads longer is not an error).
+// (at most 15 s; a page that loads longer is not an error), and until the
+// Sink knows the tab's new state.
 func (b *Browser) NavigateAndWait(ctx context.Context, tab, url string) error {
 	s, err := b.session(ctx, tab, "navigating")
 	if err != nil {
 		return err
 	}
-	_, err = waitNavigation(ctx, s, func() (bool, error) {
-		res, err := cdpt.Call(ctx, s, page.Navigate, page.NavigateParams{URL: url})
-		if err == nil && res.ErrorText != "" {
-			err = errors.New(res.ErrorText)
-		}
-		return err == nil && res.LoaderID == "", err
+	_, err = waitNavigation(ctx, s, cdpt.FrameID(tab), func() (navStart, error) {
+		return navigateCall(ctx, s, url)
 	})
+	if err == nil {
+		err = b.sink.flush(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("navigating tab %s to %s: %w", tab, url, err)
 	}
@@ -327,10 +268,13 @@ func (b *Browser) history(ctx context.Context, tab string, delta int) (string, e
 		return "", fmt.Errorf("tab %s has no page to go %s to", tab, way)
 	}
 	entry := h.Entries[i]
-	_, err = waitNavigation(ctx, s, func() (bool, error) {
+	_, err = waitNavigation(ctx, s, cdpt.FrameID(tab), func() (navStart, error) {
 		_, err := cdpt.Call(ctx, s, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: entry.ID})
-		return false, err
+		return navStart{}, err
 	})
+	if err == nil {
+		err = b.sink.flush(ctx)
+	}
 	if err != nil {
 		return "", fmt.Errorf("going %s in tab %s: %w", way, tab, err)
 	}

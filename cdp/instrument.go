@@ -24,9 +24,12 @@ import (
 var ErrNavigated = errors.New("the page navigated away")
 
 // Sink receives what the browser learns about tabs and tools; *hub.Hub is
-// one. Its methods are called with the browser's lock held, so that the
-// events of a document reach the sink in order; they must return quickly and
-// must not call back into the Browser.
+// one. Its methods are called one at a time, in the order the browser
+// learned things, from a goroutine that holds no lock of the browser
+// (sinkqueue.go): they may call back into the Browser. A method that
+// blocks holds back the events after it, not the browser; the Browser's
+// actions that wait for the Sink (Reload, Open, SettleExisting) must not be
+// called from one.
 type Sink interface {
 	// Update sets the tools of a document, as the page declared them, with
 	// the tools the browser could not hand over (refused). The sink admits
@@ -88,8 +91,10 @@ type Options struct {
 // document, reports tools to a Sink, and runs tools. It implements
 // hub.Browser.
 type Browser struct {
-	conn    *Conn
-	sink    Sink
+	conn *Conn
+	// sink is the ordered queue in front of the Sink given to Start: its
+	// methods only enqueue, so they are called with b.mu held.
+	sink    *sinkQueue
 	opts    Options
 	logger  *slog.Logger
 	script  string
@@ -196,6 +201,7 @@ func NewBrowser(conn *Conn, opts Options) (*Browser, error) {
 	opts.Limits.defaults()
 	b := &Browser{
 		conn:    conn,
+		sink:    newSinkQueue(),
 		opts:    opts,
 		logger:  opts.Logger,
 		nonce:   randomHex(16),
@@ -224,7 +230,7 @@ func NewBrowser(conn *Conn, opts Options) (*Browser, error) {
 // ctx bounds the browser's own work: when it ends, reads of pages in
 // progress stop.
 func (b *Browser) Start(ctx context.Context, sink Sink) error {
-	b.sink = sink
+	b.sink.sink = sink
 	b.life = ctx
 	bs := b.conn.Browser()
 	bs.SetHandler(b.onBrowserEvent)

@@ -55,6 +55,11 @@ func (b *Browser) SettleExisting(ctx context.Context) (int, error) {
 		progress := b.progress
 		b.mu.Unlock()
 		if waiting == 0 {
+			// What those reads found is queued for the sink: wait until
+			// it is handed over.
+			if err := b.sink.flush(ctx); err != nil {
+				return len(tabs), err
+			}
 			return len(tabs), nil
 		}
 		select {

@@ -468,7 +468,7 @@ func (b *Browser) release(id target.SessionID, waiting bool, parent *targetState
 // a new one (before false): tools its document registered through no API
 // we can read (no native WebMCP, no polyfill of its own) appear only after
 // a reload, which only the person or the agent may ask for. *hub.Hub is
-// one. Its method is called like the Sink's, with the browser's lock held.
+// one. Its method is called like the Sink's, in order, with no lock held.
 type PreexistingSink interface {
 	TabLoadedBefore(id string, before bool)
 }
@@ -479,8 +479,8 @@ func (b *Browser) markPreexisting(t *targetState) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	t.loadedBefore = true
-	if ps, ok := b.sink.(PreexistingSink); ok && t.shown {
-		ps.TabLoadedBefore(t.tab, true)
+	if t.shown {
+		b.sink.TabLoadedBefore(t.tab, true)
 	}
 }
 
@@ -492,7 +492,5 @@ func (b *Browser) newTopDocumentLocked(t *targetState) {
 		return
 	}
 	t.loadedBefore = false
-	if ps, ok := b.sink.(PreexistingSink); ok {
-		ps.TabLoadedBefore(t.tab, false)
-	}
+	b.sink.TabLoadedBefore(t.tab, false)
 }

@@ -57,12 +57,19 @@ func (s *fakeSink) next(t *testing.T, method string) sinkCall {
 // browser-level setup commands.
 func startBrowser(t *testing.T, backend polyfill.Backend) (*Browser, *fakeTransport, *fakeSink) {
 	t.Helper()
+	sink := newFakeSink()
+	b, f := startBrowserWith(t, backend, sink)
+	return b, f, sink
+}
+
+// startBrowserWith is startBrowser with a sink of the test's own.
+func startBrowserWith(t *testing.T, backend polyfill.Backend, sink Sink) (*Browser, *fakeTransport) {
+	t.Helper()
 	c, f := newTestConn(t)
 	b, err := NewBrowser(c, Options{Backend: backend, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := newFakeSink()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	done := make(chan error, 1)
@@ -77,7 +84,7 @@ func startBrowser(t *testing.T, backend polyfill.Backend) (*Browser, *fakeTransp
 	if err := recv(t, done, "Start"); err != nil {
 		t.Fatal(err)
 	}
-	return b, f, sink
+	return b, f
 }
 
 func attachedEvent(parent target.SessionID, session, targetID, kind, url string, waiting bool) *cdproto.Message {

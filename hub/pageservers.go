@@ -41,8 +41,8 @@ type PageServerConn struct {
 	Conn core.PageConn
 }
 
-// pageServers is the hub's page-server state. It has its own lock: the
-// browser hands servers over with its own lock held.
+// pageServers is the hub's page-server state. It has its own lock, apart
+// from the catalog's.
 type pageServers struct {
 	mu      sync.Mutex
 	pending []PageServerConn
