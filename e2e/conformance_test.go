@@ -14,7 +14,7 @@ import (
 
 // conformancePages are the areas of the in-browser conformance suite, one
 // page each under fixtures/conformance/ (see harness.js there).
-var conformancePages = []string{"registration", "gettools", "execute", "calls", "legacy", "forms", "oldpolyfill"}
+var conformancePages = []string{"registration", "gettools", "execute", "calls", "legacy", "forms", "oldpolyfill", "crossorigin"}
 
 // conformanceBackend is one way of running the suite.
 type conformanceBackend struct {

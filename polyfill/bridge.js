@@ -40,7 +40,10 @@ const bridge = freeze({
     });
     // A denied document lists, instead, the tools it tried to register.
     const denied = policy === 'denied' ? deniedList() : undefined;
-    return JSONstringify({ __proto__: null, url: G.location.href, title: titleOf(doc), tools, overflow, denied });
+    // What it exposes to other origins, and where its window sits, for
+    // Go's relay between the documents of the tab (exposure.js).
+    const exposed = exposedList(maxTools, maxDescription, maxSchema);
+    return JSONstringify({ __proto__: null, url: G.location.href, title: titleOf(doc), tools, overflow, denied, exposed, path: selfPath() });
   },
   // call runs a tool like executeTool does (toolactivated, a real
   // AbortSignal) and resolves with a plain object of strings, numbers and
@@ -73,6 +76,28 @@ const bridge = freeze({
   cancel(callId, reason) {
     const id = goCalls.get(StringCtor(callId));
     if (id) cancelLocal(id, StringCtor(reason));
+  },
+
+  // ---- the relay between documents of other origins (exposure.js) ----
+  // remote takes the tools other origins of the tab expose to this one.
+  remote(json) {
+    return setRemote(StringCtor(json));
+  },
+  // xoTake returns the calls and cancels this document asked Go to relay.
+  xoTake(max, maxInput) {
+    return xoTake(max, maxInput);
+  },
+  // xoRun runs a tool for a document of callerOrigin (from CDP) if it is
+  // exposed to that origin; it answers like call.
+  xoRun(name, inputJSON, callId, maxBytes, callerOrigin) {
+    if (!xoAllowed(StringCtor(name), StringCtor(callerOrigin))) {
+      return PromiseResolve({ __proto__: null, ok: false, error: `no tool named "${StringCtor(name)}" is exposed to ${StringCtor(callerOrigin)} in this document` });
+    }
+    return bridge.call(name, inputJSON, callId, maxBytes);
+  },
+  // xoDone settles a relayed call of this document with its completion.
+  xoDone(id, json) {
+    xoDone(id, json);
   },
 
   // ---- MCP-B page servers (pageserver.js) ----

@@ -1,0 +1,408 @@
+package cdp
+
+import (
+	"encoding/json"
+	"errors"
+	"sort"
+	"strconv"
+
+	"github.com/chromedp/cdproto/runtime"
+)
+
+// This file relays WebMCP tools between the documents of one tab that are
+// of different origins (registerTool's exposedTo, getTools' fromOrigins,
+// toolchange, executeTool and its cancellation). The page script of a
+// document cannot reach another origin's registry; Go can, and takes every
+// origin from CDP (the execution context's origin), never from a page. A
+// document's exposed tools come with its list (bridge.go); Go pushes to
+// each document what the others expose to its origin, and runs the calls
+// one document asks for in the other (polyfill/exposure.js is the page's
+// side).
+
+// exposurePing is the binding payload of a document that queued calls or
+// cancels for the relay.
+const exposurePing = "xo"
+
+// Bounds of the relay: what a hostile document can make Go hold or send.
+const (
+	maxExposedTo   = 32   // origins kept per exposed tool
+	maxOriginLen   = 512  // characters of an origin kept
+	maxRelayDocs   = 64   // documents of one tab taking part
+	maxRemoteTools = 1000 // tools pushed to one document
+	maxRelayCalls  = 64   // relayed calls in flight per tab
+	maxTake        = 64   // messages taken from a document at once
+	maxPathLen     = 32   // frame depth of a window's path
+)
+
+// exposedTool is a tool a document exposes to other origins, as its page
+// script listed it.
+type exposedTool struct {
+	Name        string          `json:"name"`
+	Title       *string         `json:"title"`
+	Description string          `json:"description"`
+	Schema      *string         `json:"schema,omitempty"`
+	Annotations map[string]bool `json:"annotations,omitempty"`
+	To          []string        `json:"to,omitempty"`
+}
+
+// remoteEntry is what one document is pushed of another: its key, origin
+// (CDP's), window path and the tools exposed to the receiver's origin.
+type remoteEntry struct {
+	Key    string        `json:"key"`
+	Origin string        `json:"origin"`
+	Path   []int         `json:"path"`
+	Tools  []exposedTool `json:"tools"`
+}
+
+// exposure is the relay's state, under Browser.mu.
+type exposure struct {
+	tabs  map[string]*xoTab
+	calls map[string]*xoCall // caller doc key + "|" + its call id
+}
+
+// xoTab is the relay's state of one tab.
+type xoTab struct {
+	docs        map[string]*xoDoc // by doc key
+	busy, dirty bool              // a push loop runs / must run again
+	pushed      map[string]string // doc key -> the JSON last pushed to it
+	calls       int               // relayed calls in flight
+}
+
+// xoDoc is what a document exposes and where its window is.
+type xoDoc struct {
+	path  []int
+	tools []exposedTool
+}
+
+// xoCall is a relayed call in flight.
+type xoCall struct {
+	target *docState
+	callID string
+}
+
+func (x *exposure) tab(id string) *xoTab {
+	if x.tabs == nil {
+		x.tabs = make(map[string]*xoTab)
+		x.calls = make(map[string]*xoCall)
+	}
+	xt := x.tabs[id]
+	if xt == nil {
+		xt = &xoTab{docs: make(map[string]*xoDoc), pushed: make(map[string]string)}
+		x.tabs[id] = xt
+	}
+	return xt
+}
+
+// noteExposureLocked records what a polyfilled document exposes, read with
+// its tools, and pushes the tab's documents what changed for them.
+func (b *Browser) noteExposureLocked(d *docState, tools []exposedTool, path []int) {
+	if d.native || len(path) > maxPathLen {
+		return
+	}
+	kept := make([]exposedTool, 0, len(tools))
+	for _, t := range tools {
+		if len(kept) >= b.opts.Limits.MaxTools {
+			break
+		}
+		if t.Schema != nil && !json.Valid([]byte(*t.Schema)) {
+			continue
+		}
+		var to []string
+		for _, o := range t.To {
+			if len(to) < maxExposedTo && len(o) <= maxOriginLen {
+				to = append(to, o)
+			}
+		}
+		if len(to) > 0 {
+			t.To = to
+			kept = append(kept, t)
+		}
+	}
+	xt := b.xo.tab(d.t.tab)
+	if _, known := xt.docs[d.key]; !known && len(xt.docs) >= maxRelayDocs {
+		kept = nil // over the bound: it still learns what others expose to it
+	}
+	xt.docs[d.key] = &xoDoc{path: path, tools: kept}
+	b.pushExposureLocked(d.t.tab, xt)
+}
+
+// dropExposureLocked forgets a document that went: the others lose its
+// tools, and the calls it made are cancelled in their targets.
+func (b *Browser) dropExposureLocked(d *docState) {
+	xt := b.xo.tabs[d.t.tab]
+	if xt == nil {
+		return
+	}
+	if _, ok := xt.docs[d.key]; ok {
+		delete(xt.docs, d.key)
+		delete(xt.pushed, d.key)
+		b.pushExposureLocked(d.t.tab, xt)
+	}
+	prefix := d.key + "|"
+	for k, c := range b.xo.calls {
+		if len(k) > len(prefix) && k[:len(prefix)] == prefix {
+			go b.cancelRelayed(c, "the calling document went away")
+		}
+	}
+}
+
+// pushExposureLocked starts the tab's push loop, or has the running one go
+// round again.
+func (b *Browser) pushExposureLocked(tab string, xt *xoTab) {
+	if xt.busy {
+		xt.dirty = true
+		return
+	}
+	xt.busy = true
+	go b.pushExposure(tab, xt)
+}
+
+// pushExposure pushes to each document of the tab the tools that documents
+// of other origins expose to its origin, where that changed since the last
+// push; it goes round again while changes came meanwhile.
+func (b *Browser) pushExposure(tab string, xt *xoTab) {
+	type push struct {
+		d    *docState
+		obj  runtime.RemoteObjectID
+		json string
+		p    *Pending
+	}
+	for {
+		b.mu.Lock()
+		xt.dirty = false
+		keys := make([]string, 0, len(xt.docs))
+		for k := range xt.docs {
+			if d := b.docs[k]; d != nil && d.alive && d.bridge != "" && d.bridge != "pending" {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		var pushes []*push
+		for _, vk := range keys {
+			v := b.docs[vk]
+			entries := []remoteEntry{}
+			n := 0
+			for _, ok2 := range keys {
+				o := b.docs[ok2]
+				if o.origin == v.origin || !relayOrigin(o.origin) || !relayOrigin(v.origin) {
+					continue // same origin: the page script's own peers
+				}
+				var tools []exposedTool
+				for _, t := range xt.docs[ok2].tools {
+					if n < maxRemoteTools && contains(t.To, v.origin) {
+						t.To = nil
+						tools = append(tools, t)
+						n++
+					}
+				}
+				if len(tools) > 0 {
+					entries = append(entries, remoteEntry{Key: ok2, Origin: o.origin, Path: xt.docs[ok2].path, Tools: tools})
+				}
+			}
+			js, _ := json.Marshal(entries)
+			// The first push goes even when empty: the page's getTools({fromOrigins})
+			// waits for it.
+			if prev, had := xt.pushed[vk]; !had || string(js) != prev {
+				pushes = append(pushes, &push{d: v, obj: v.bridge, json: string(js)})
+			}
+		}
+		b.mu.Unlock()
+		for _, p := range pushes {
+			p.p, _ = p.d.t.sess.Send(runtime.CommandCallFunctionOn, bridgeCall(p.obj, "function(j){return this.remote(j)}", p.json))
+		}
+		for _, p := range pushes {
+			if p.p == nil || p.p.Wait(b.life, nil) != nil {
+				continue // the document is going: its drop pushes again
+			}
+			b.mu.Lock()
+			if p.d.alive {
+				xt.pushed[p.d.key] = p.json
+			}
+			b.mu.Unlock()
+		}
+		b.mu.Lock()
+		if !xt.dirty {
+			xt.busy = false
+			if len(xt.docs) == 0 && xt.calls == 0 && b.xo.tabs[tab] == xt {
+				delete(b.xo.tabs, tab)
+			}
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+	}
+}
+
+// relayOrigin says whether an origin from CDP can take part: an opaque or
+// unknown origin never matches an exposedTo.
+func relayOrigin(o string) bool {
+	return o != "" && o != "null" && o != "://"
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// relayMsg is one message a document queued for the relay.
+type relayMsg struct {
+	T      string `json:"t"`
+	ID     string `json:"id"`
+	Key    string `json:"key"`
+	Origin string `json:"origin"`
+	Name   string `json:"name"`
+	Input  string `json:"input"`
+}
+
+// pullRelay takes the calls and cancels a document queued, after its "xo"
+// ping, and starts each.
+func (b *Browser) pullRelay(d *docState) {
+	for {
+		b.mu.Lock()
+		obj, alive := d.bridge, d.alive
+		b.mu.Unlock()
+		if !alive || obj == "" || obj == "pending" {
+			return
+		}
+		var got struct {
+			Msgs []relayMsg `json:"msgs"`
+			More bool       `json:"more"`
+		}
+		if err := b.callBridge(b.life, d.t.sess, obj, "function(n,m){return this.xoTake(n,m)}", []any{maxTake, b.opts.Limits.MaxResult}, &got); err != nil {
+			b.logger.Debug("taking a page's relayed calls failed", "url", d.url, "err", err)
+			return
+		}
+		for i, m := range got.Msgs {
+			if i >= maxTake {
+				break
+			}
+			switch m.T {
+			case "call":
+				b.relayCall(d, obj, m)
+			case "cancel":
+				b.mu.Lock()
+				c := b.xo.calls[d.key+"|"+m.ID]
+				b.mu.Unlock()
+				if c != nil {
+					go b.cancelRelayed(c, "the caller aborted the call")
+				}
+			}
+		}
+		if !got.More {
+			return
+		}
+	}
+}
+
+// relayCall runs the tool a caller asked for in the document it names, if
+// that document is of the tab, of the origin the caller expects, and
+// exposes the tool to the caller's origin (CDP's word on both origins).
+func (b *Browser) relayCall(caller *docState, callerObj runtime.RemoteObjectID, m relayMsg) {
+	b.mu.Lock()
+	target := b.docs[m.Key]
+	xt := b.xo.tabs[caller.t.tab]
+	var why string
+	switch {
+	case target == nil || !target.alive || target.native || target.bridge == "" || target.bridge == "pending" || xt == nil || xt.docs[m.Key] == nil:
+		why = "the tool's document went away"
+	case target.t.tab != caller.t.tab || target.origin != m.Origin || !relayOrigin(caller.origin) || caller.origin == target.origin:
+		why = "the tool's document is not of tool.origin"
+	case !exposes(xt.docs[m.Key], m.Name, caller.origin):
+		why = "the tool is not exposed to this origin"
+	case xt.calls >= maxRelayCalls:
+		why = "too many calls between the documents of this tab are in flight (" + strconv.Itoa(maxRelayCalls) + ")"
+	}
+	var c *xoCall
+	key := caller.key + "|" + m.ID
+	if why == "" && b.xo.calls[key] == nil {
+		xt.calls++
+		c = &xoCall{target: target, callID: "xo" + strconv.FormatInt(b.callSeq.Add(1), 10)}
+		b.xo.calls[key] = c
+	}
+	var obj runtime.RemoteObjectID
+	if target != nil {
+		obj = target.bridge
+	}
+	callerOrigin := caller.origin
+	b.mu.Unlock()
+	if why != "" {
+		b.relayDone(caller, callerObj, m.ID, failure("executeTool: "+why))
+		return
+	}
+	if c == nil {
+		return // a repeated id: the first call answers it
+	}
+	go func() {
+		answer := b.runRelayed(target, obj, c.callID, m, callerOrigin)
+		b.mu.Lock()
+		delete(b.xo.calls, key)
+		xt.calls--
+		b.mu.Unlock()
+		b.relayDone(caller, callerObj, m.ID, answer)
+	}()
+}
+
+func exposes(xd *xoDoc, name, origin string) bool {
+	for _, t := range xd.tools {
+		if t.Name == name {
+			return contains(t.To, origin)
+		}
+	}
+	return false
+}
+
+// runRelayed calls the target's bridge and returns its completion as the
+// JSON the caller's page script reads.
+func (b *Browser) runRelayed(target *docState, obj runtime.RemoteObjectID, callID string, m relayMsg, callerOrigin string) string {
+	p, err := target.t.sess.Send(runtime.CommandCallFunctionOn, bridgeCall(obj,
+		"function(n,i,c,m,o){return this.xoRun(n,i,c,m,o)}", m.Name, m.Input, callID, b.opts.Limits.MaxResult, callerOrigin))
+	var res runtime.CallFunctionOnResult
+	if err == nil {
+		err = p.Wait(b.life, &res)
+	}
+	switch {
+	case err != nil:
+		if errors.Is(b.callError(target, err), ErrNavigated) || errors.Is(err, ErrTargetGone) || errors.Is(err, ErrClosed) {
+			return failure("executeTool: the tool's document went away during the call")
+		}
+		return failure("executeTool: " + err.Error())
+	case res.ExceptionDetails != nil:
+		return failure("executeTool: the page script failed: " + exceptionText(res.ExceptionDetails))
+	case res.Result == nil || !json.Valid(res.Result.Value):
+		return failure("executeTool: the tool's document gave no answer")
+	}
+	return string(res.Result.Value)
+}
+
+// cancelRelayed aborts a relayed call in its target: the tool's signal
+// aborts and toolcancel fires there.
+func (b *Browser) cancelRelayed(c *xoCall, reason string) {
+	b.mu.Lock()
+	obj := c.target.bridge
+	alive := c.target.alive
+	b.mu.Unlock()
+	if !alive {
+		return
+	}
+	c.target.t.sess.Send(runtime.CommandCallFunctionOn, bridgeCall(obj, "function(c,r){this.cancel(c,r)}", c.callID, reason))
+}
+
+// relayDone hands a caller the completion of its relayed call.
+func (b *Browser) relayDone(caller *docState, obj runtime.RemoteObjectID, id, answer string) {
+	b.mu.Lock()
+	alive := caller.alive
+	b.mu.Unlock()
+	if !alive {
+		return
+	}
+	caller.t.sess.Send(runtime.CommandCallFunctionOn, bridgeCall(obj, "function(i,r){this.xoDone(i,r)}", id, answer))
+}
+
+func failure(msg string) string {
+	js, _ := json.Marshal(map[string]any{"ok": false, "error": msg})
+	return string(js)
+}
