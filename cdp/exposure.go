@@ -180,26 +180,7 @@ func (b *Browser) pushExposure(tab string, xt *xoTab) {
 		var pushes []*push
 		for _, vk := range keys {
 			v := b.docs[vk]
-			entries := []remoteEntry{}
-			n := 0
-			for _, ok2 := range keys {
-				o := b.docs[ok2]
-				if o.origin == v.origin || !relayOrigin(o.origin) || !relayOrigin(v.origin) {
-					continue // same origin: the page script's own peers
-				}
-				var tools []exposedTool
-				for _, t := range xt.docs[ok2].tools {
-					if n < maxRemoteTools && contains(t.To, v.origin) {
-						t.To = nil
-						tools = append(tools, t)
-						n++
-					}
-				}
-				if len(tools) > 0 {
-					entries = append(entries, remoteEntry{Key: ok2, Origin: o.origin, Path: xt.docs[ok2].path, Tools: tools})
-				}
-			}
-			js, _ := json.Marshal(entries)
+			js, _ := json.Marshal(remoteFor(v, keys, b.docs, xt.docs))
 			// The first push goes even when empty: the page's getTools({fromOrigins})
 			// waits for it.
 			if prev, had := xt.pushed[vk]; !had || string(js) != prev {
@@ -231,6 +212,35 @@ func (b *Browser) pushExposure(tab string, xt *xoTab) {
 		}
 		b.mu.Unlock()
 	}
+}
+
+// remoteFor is what the viewer v is pushed: the tools that the documents
+// keys (of v's tab) of another origin expose to v's origin, at most
+// maxRemoteTools, in the order of keys. Both origins are CDP's.
+func remoteFor(v *docState, keys []string, docs map[string]*docState, exposed map[string]*xoDoc) []remoteEntry {
+	entries := []remoteEntry{}
+	if !relayOrigin(v.origin) {
+		return entries
+	}
+	n := 0
+	for _, k := range keys {
+		o, xd := docs[k], exposed[k]
+		if o == nil || xd == nil || o.origin == v.origin || !relayOrigin(o.origin) {
+			continue // same origin: the page script's own peers
+		}
+		var tools []exposedTool
+		for _, t := range xd.tools {
+			if n < maxRemoteTools && contains(t.To, v.origin) {
+				t.To = nil
+				tools = append(tools, t)
+				n++
+			}
+		}
+		if len(tools) > 0 {
+			entries = append(entries, remoteEntry{Key: k, Origin: o.origin, Path: xd.path, Tools: tools})
+		}
+	}
+	return entries
 }
 
 // relayOrigin says whether an origin from CDP can take part: an opaque or
@@ -305,17 +315,7 @@ func (b *Browser) relayCall(caller *docState, callerObj runtime.RemoteObjectID, 
 	b.mu.Lock()
 	target := b.docs[m.Key]
 	xt := b.xo.tabs[caller.t.tab]
-	var why string
-	switch {
-	case target == nil || !target.alive || target.native || target.bridge == "" || target.bridge == "pending" || xt == nil || xt.docs[m.Key] == nil:
-		why = "the tool's document went away"
-	case target.t.tab != caller.t.tab || target.origin != m.Origin || !relayOrigin(caller.origin) || caller.origin == target.origin:
-		why = "the tool's document is not of tool.origin"
-	case !exposes(xt.docs[m.Key], m.Name, caller.origin):
-		why = "the tool is not exposed to this origin"
-	case xt.calls >= maxRelayCalls:
-		why = "too many calls between the documents of this tab are in flight (" + strconv.Itoa(maxRelayCalls) + ")"
-	}
+	why := relayRefusal(caller, target, xt, m)
 	var c *xoCall
 	key := caller.key + "|" + m.ID
 	if why == "" && b.xo.calls[key] == nil {
@@ -344,6 +344,24 @@ func (b *Browser) relayCall(caller *docState, callerObj runtime.RemoteObjectID, 
 		b.mu.Unlock()
 		b.relayDone(caller, callerObj, m.ID, answer)
 	}()
+}
+
+// relayRefusal says why the caller may not run m in target ("" if it may):
+// the target must be a live polyfilled document of the caller's tab, of
+// the origin the caller expects and not the caller's, that exposes the
+// tool to the caller's origin; and the tab must have a call slot free.
+func relayRefusal(caller, target *docState, xt *xoTab, m relayMsg) string {
+	switch {
+	case target == nil || !target.alive || target.native || target.bridge == "" || target.bridge == "pending" || xt == nil || xt.docs[m.Key] == nil:
+		return "the tool's document went away"
+	case target.t.tab != caller.t.tab || target.origin != m.Origin || !relayOrigin(caller.origin) || caller.origin == target.origin:
+		return "the tool's document is not of tool.origin"
+	case !exposes(xt.docs[m.Key], m.Name, caller.origin):
+		return "the tool is not exposed to this origin"
+	case xt.calls >= maxRelayCalls:
+		return "too many calls between the documents of this tab are in flight (" + strconv.Itoa(maxRelayCalls) + ")"
+	}
+	return ""
 }
 
 func exposes(xd *xoDoc, name, origin string) bool {
