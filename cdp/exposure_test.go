@@ -11,7 +11,9 @@ import (
 // opaque origin, and at most maxRemoteTools.
 func TestRemoteFor(t *testing.T) {
 	tab := &targetState{tab: "T"}
-	doc := func(key, origin string) *docState { return &docState{key: key, t: tab, origin: origin, alive: true, bridge: "b"} }
+	doc := func(key, origin string) *docState {
+		return &docState{key: key, t: tab, origin: origin, alive: true, bridge: "b"}
+	}
 	parent, child, same, opaque := doc("p", "http://127.0.0.1:1"), doc("c", "http://localhost:1"), doc("s", "http://127.0.0.1:1"), doc("o", "null")
 	docs := map[string]*docState{"p": parent, "c": child, "s": same, "o": opaque}
 	tool := func(name string, to ...string) exposedTool { return exposedTool{Name: name, Description: "d", To: to} }
@@ -78,7 +80,9 @@ func TestRelayRefusal(t *testing.T) {
 		"gone":   {tools: []exposedTool{{Name: "ok", To: []string{"http://127.0.0.1:1"}}}},
 	}}
 	full := &xoTab{docs: xt.docs, calls: maxRelayCalls}
-	msg := func(key, origin, name string) relayMsg { return relayMsg{T: "call", ID: "1", Key: key, Origin: origin, Name: name} }
+	msg := func(key, origin, name string) relayMsg {
+		return relayMsg{T: "call", ID: "1", Key: key, Origin: origin, Name: name}
+	}
 	for _, tc := range []struct {
 		name   string
 		target *docState
