@@ -204,8 +204,9 @@ function xoAllowed(name, callerOrigin) {
   return policy === 'allowed' && !!e && !!e.exposed && ArrayIncludes(e.exposed, callerOrigin);
 }
 
+// A window's realm is reused only by a document of the same origin
+// (helpers.js, syncDoc), to which the same tools are exposed: remote stays.
 ArrayPush(onNewDocument, () => {
-  remote = [];
   const ids = keysOf(xoCalls);
   for (let i = 0; i < ids.length; i++) xoDone(ids[i], '{"ok":false,"error":"the document was replaced"}');
 });
