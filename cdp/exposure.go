@@ -64,9 +64,13 @@ type exposure struct {
 type xoTab struct {
 	docs        map[string]*xoDoc // by doc key
 	busy, dirty bool              // a push loop runs / must run again
-	pushed      map[string]string // doc key -> the JSON last pushed to it
+	pushed      map[string]pushed // doc key -> what was last pushed to it
 	calls       int               // relayed calls in flight
 }
+
+// pushed is what a document was last pushed: the JSON, and the same
+// without the windows' paths (a frame moved is no change of tools).
+type pushed struct{ json, tools string }
 
 // xoDoc is what a document exposes and where its window is.
 type xoDoc struct {
@@ -87,7 +91,7 @@ func (x *exposure) tab(id string) *xoTab {
 	}
 	xt := x.tabs[id]
 	if xt == nil {
-		xt = &xoTab{docs: make(map[string]*xoDoc), pushed: make(map[string]string)}
+		xt = &xoTab{docs: make(map[string]*xoDoc), pushed: make(map[string]pushed)}
 		x.tabs[id] = xt
 	}
 	return xt
@@ -146,6 +150,22 @@ func (b *Browser) dropExposureLocked(d *docState) {
 	}
 }
 
+// framesChangedLocked reads again, after a frame of t came or went, the
+// documents of its tab that expose tools: their windows may have moved in
+// the tab's frames.
+func (b *Browser) framesChangedLocked(t *targetState) {
+	xt := b.xo.tabs[t.tab]
+	if xt == nil {
+		return
+	}
+	for k, xd := range xt.docs {
+		if d := b.docs[k]; d != nil && d.alive && !d.native && len(xd.tools) > 0 {
+			d.queued++
+			go b.refresh(d)
+		}
+	}
+}
+
 // pushExposureLocked starts the tab's push loop, or has the running one go
 // round again.
 func (b *Browser) pushExposureLocked(tab string, xt *xoTab) {
@@ -162,10 +182,11 @@ func (b *Browser) pushExposureLocked(tab string, xt *xoTab) {
 // push; it goes round again while changes came meanwhile.
 func (b *Browser) pushExposure(tab string, xt *xoTab) {
 	type push struct {
-		d    *docState
-		obj  runtime.RemoteObjectID
-		json string
-		p    *Pending
+		d       *docState
+		obj     runtime.RemoteObjectID
+		now     pushed
+		changed bool // the tools changed: toolchange fires
+		p       *Pending
 	}
 	for {
 		b.mu.Lock()
@@ -180,16 +201,24 @@ func (b *Browser) pushExposure(tab string, xt *xoTab) {
 		var pushes []*push
 		for _, vk := range keys {
 			v := b.docs[vk]
-			js, _ := json.Marshal(remoteFor(v, keys, b.docs, xt.docs))
+			entries := remoteFor(v, keys, b.docs, xt.docs)
+			js, _ := json.Marshal(entries)
+			for i := range entries {
+				entries[i].Path = nil
+			}
+			tools, _ := json.Marshal(entries)
+			now := pushed{json: string(js), tools: string(tools)}
 			// The first push goes even when empty: the page's getTools({fromOrigins})
 			// waits for it.
-			if prev, had := xt.pushed[vk]; !had || string(js) != prev {
-				pushes = append(pushes, &push{d: v, obj: v.bridge, json: string(js)})
+			prev, had := xt.pushed[vk]
+			if !had || now != prev {
+				changed := now.tools != prev.tools && (had || len(entries) > 0)
+				pushes = append(pushes, &push{d: v, obj: v.bridge, now: now, changed: changed})
 			}
 		}
 		b.mu.Unlock()
 		for _, p := range pushes {
-			p.p, _ = p.d.t.sess.Send(runtime.CommandCallFunctionOn, bridgeCall(p.obj, "function(j){return this.remote(j)}", p.json))
+			p.p, _ = p.d.t.sess.Send(runtime.CommandCallFunctionOn, bridgeCall(p.obj, "function(j,c){return this.remote(j,c)}", p.now.json, p.changed))
 		}
 		for _, p := range pushes {
 			if p.p == nil || p.p.Wait(b.life, nil) != nil {
@@ -197,7 +226,7 @@ func (b *Browser) pushExposure(tab string, xt *xoTab) {
 			}
 			b.mu.Lock()
 			if p.d.alive {
-				xt.pushed[p.d.key] = p.json
+				xt.pushed[p.d.key] = p.now
 			}
 			b.mu.Unlock()
 		}

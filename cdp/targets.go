@@ -356,12 +356,17 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 			b.sink.DropDoc(nd.key)
 		}
 		b.mu.Unlock()
+	case cdproto.EventPageFrameAttached:
+		b.mu.Lock()
+		b.framesChangedLocked(t) // (exposure.go)
+		b.mu.Unlock()
 	case cdproto.EventPageFrameDetached:
 		var ev page.EventFrameDetached
 		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
 			return
 		}
 		b.mu.Lock()
+		b.framesChangedLocked(t)
 		delete(t.frames, ev.FrameID)
 		if nd := t.natives[ev.FrameID]; nd != nil {
 			delete(t.natives, ev.FrameID)

@@ -86,8 +86,8 @@ const bridge = freeze({
 
   // ---- the relay between documents of other origins (exposure.js) ----
   // remote takes the tools other origins of the tab expose to this one.
-  remote(json) {
-    return setRemote(StringCtor(json));
+  remote(json, changed) {
+    return setRemote(StringCtor(json), changed === true);
   },
   // xoTake returns the calls and cancels this document asked Go to relay.
   xoTake(max, maxInput) {

@@ -39,8 +39,9 @@ function pingXO() {
   });
 }
 
-// setRemote takes Go's push; toolchange fires here once it is in.
-function setRemote(json) {
+// setRemote takes Go's push; toolchange fires here once it is in, when
+// the tools changed (not only where their windows sit).
+function setRemote(json, changed) {
   let v;
   try { v = JSONparse(json); } catch { return false; }
   if (!isArray(v)) return false;
@@ -50,9 +51,8 @@ function setRemote(json) {
     const waiters = remoteWaiters;
     remoteWaiters = [];
     for (let i = 0; i < waiters.length; i++) tryCall(waiters[i]);
-    if (v.length === 0) return true; // nothing changed for this document
   }
-  queueTask(() => peer.notify());
+  if (changed) queueTask(() => peer.notify());
   return true;
 }
 
