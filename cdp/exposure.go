@@ -3,6 +3,8 @@ package cdp
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -123,8 +125,12 @@ func (b *Browser) noteExposureLocked(d *docState, tools []exposedTool, path []in
 		}
 	}
 	xt := b.xo.tab(d.t.tab)
-	if _, known := xt.docs[d.key]; !known && len(xt.docs) >= maxRelayDocs {
+	old, known := xt.docs[d.key]
+	if !known && len(xt.docs) >= maxRelayDocs {
 		kept = nil // over the bound: it still learns what others expose to it
+	}
+	if known && slices.Equal(old.path, path) && reflect.DeepEqual(old.tools, kept) {
+		return // nothing new for the others
 	}
 	xt.docs[d.key] = &xoDoc{path: path, tools: kept}
 	b.pushExposureLocked(d.t.tab, xt)
@@ -327,7 +333,7 @@ func (b *Browser) pullRelay(d *docState) {
 				c := b.xo.calls[d.key+"|"+m.ID]
 				b.mu.Unlock()
 				if c != nil {
-					go b.cancelRelayed(c, "the caller aborted the call")
+					b.cancelRelayed(c, "the caller aborted the call") // (in order, after its call)
 				}
 			}
 		}
@@ -365,8 +371,12 @@ func (b *Browser) relayCall(caller *docState, callerObj runtime.RemoteObjectID, 
 	if c == nil {
 		return // a repeated id: the first call answers it
 	}
+	// Sent before this returns, so that a cancel taken with it (sent after)
+	// reaches the page after the call: the tool starts, then is cancelled.
+	p, err := target.t.sess.Send(runtime.CommandCallFunctionOn, bridgeCall(obj,
+		"function(n,i,c,m,o){return this.xoRun(n,i,c,m,o)}", m.Name, m.Input, c.callID, b.opts.Limits.MaxResult, callerOrigin))
 	go func() {
-		answer := b.runRelayed(target, obj, c.callID, m, callerOrigin)
+		answer := b.relayAnswer(target, p, err)
 		b.mu.Lock()
 		delete(b.xo.calls, key)
 		xt.calls--
@@ -402,11 +412,9 @@ func exposes(xd *xoDoc, name, origin string) bool {
 	return false
 }
 
-// runRelayed calls the target's bridge and returns its completion as the
-// JSON the caller's page script reads.
-func (b *Browser) runRelayed(target *docState, obj runtime.RemoteObjectID, callID string, m relayMsg, callerOrigin string) string {
-	p, err := target.t.sess.Send(runtime.CommandCallFunctionOn, bridgeCall(obj,
-		"function(n,i,c,m,o){return this.xoRun(n,i,c,m,o)}", m.Name, m.Input, callID, b.opts.Limits.MaxResult, callerOrigin))
+// relayAnswer waits for the target's answer to a relayed call and returns
+// its completion as the JSON the caller's page script reads.
+func (b *Browser) relayAnswer(target *docState, p *Pending, err error) string {
 	var res runtime.CallFunctionOnResult
 	if err == nil {
 		err = p.Wait(b.life, &res)
