@@ -107,3 +107,33 @@ func TestRelayRefusal(t *testing.T) {
 		})
 	}
 }
+
+// TestNoteExposureBounds checks what Go keeps of a document's exposed
+// tools: at most maxExposedTo origins per tool, none over maxOriginLen, no
+// tool with a schema that is not JSON, and no tool exposed to nobody.
+func TestNoteExposureBounds(t *testing.T) {
+	b := &Browser{docs: map[string]*docState{}}
+	b.opts.Limits.defaults()
+	tab := &targetState{tab: "T"}
+	d := &docState{key: "d", t: tab, origin: "http://127.0.0.1:1", alive: true}
+	b.docs["d"] = d
+	var many []string
+	for i := 0; i < maxExposedTo+5; i++ {
+		many = append(many, fmt.Sprintf("https://o%d.example", i))
+	}
+	long := "https://" + string(make([]byte, maxOriginLen)) + ".example"
+	bad := "{not json"
+	tools := []exposedTool{
+		{Name: "many", To: many},
+		{Name: "long", To: []string{long}},
+		{Name: "badschema", Schema: &bad, To: []string{"https://a.example"}},
+		{Name: "nobody"},
+	}
+	b.mu.Lock()
+	b.noteExposureLocked(d, tools, []int{0})
+	xd := b.xo.tabs["T"].docs["d"]
+	b.mu.Unlock()
+	if len(xd.tools) != 1 || xd.tools[0].Name != "many" || len(xd.tools[0].To) != maxExposedTo {
+		t.Errorf("kept %+v, want only the tool many with %d origins", xd.tools, maxExposedTo)
+	}
+}

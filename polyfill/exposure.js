@@ -64,6 +64,13 @@ function whenRemote(fromOrigins, fn) {
   return undefined;
 }
 
+// The window's own parent, read with the original getter: "parent" is
+// [Replaceable], so the page may shadow it on its own window. (A
+// cross-origin ancestor's properties are out of this page's reach, and a
+// same-origin one's page is of this origin's trust.)
+const parentDesc = getOwnPropertyDescriptor(G, 'parent');
+const ownParent = parentDesc && parentDesc.get ? () => call(parentDesc.get, G) : () => G.parent;
+
 // selfPath is where this window sits in the tab: the index in its parent's
 // frames of each window from the top down to this one (null if unknown).
 function selfPath() {
@@ -71,7 +78,7 @@ function selfPath() {
   let w = G;
   for (let depth = 0; depth <= MAX_PATH; depth++) {
     let p;
-    try { p = w.parent; } catch { return null; }
+    try { p = w === G ? ownParent() : w.parent; } catch { return null; }
     if (!p || p === w) break;
     if (depth === MAX_PATH) return null;
     let n = 0;
