@@ -209,6 +209,10 @@ type toolList struct {
 	// Denied is set for a document the Permissions Policy denies tools:
 	// the tools it tried to register.
 	Denied *deniedList `json:"denied"`
+	// Exposed are the tools the document exposes to other origins, and
+	// Path where its window sits in the tab (exposure.go).
+	Exposed []exposedTool `json:"exposed"`
+	Path    []int         `json:"path"`
 }
 
 // deniedList is what a denied document tried to register: the names the
@@ -274,6 +278,7 @@ func (b *Browser) refreshLoop(d *docState, first *toolList) {
 			refused = append(refused, deniedRefusals(src, d.denied, list.Denied, time.Now())...)
 			b.logger.Debug("read a page's tools", "target", d.t.targetID, "url", d.url, "tools", len(tools))
 			b.sink.Update(src, tools, refused)
+			b.noteExposureLocked(d, list.Exposed, list.Path)
 		}
 		again := d.dirty
 		d.dirty = false

@@ -127,6 +127,8 @@ type Browser struct {
 	mcpb map[string]*psDoc
 	// diag follows the tabs opened for CI mode (diagnose.go).
 	diag diagnoses
+	// xo relays tools between the documents of a tab of different origins (exposure.go).
+	xo exposure
 }
 
 type targetState struct {

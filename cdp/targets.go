@@ -265,6 +265,7 @@ func (b *Browser) dropDocLocked(d *docState) {
 	delete(b.docs, d.key)
 	b.sink.DropDoc(d.key)
 	b.endPageServersLocked(d.key)
+	b.dropExposureLocked(d)
 }
 
 type auxData struct {
@@ -328,12 +329,14 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		}
 		b.mu.Lock()
 		d := t.contexts[ev.ExecutionContextID]
-		if d != nil && ev.Payload != pageServerPing {
+		if d != nil && ev.Payload != pageServerPing && ev.Payload != exposurePing {
 			d.queued++ // before the goroutine runs: settle.go sees the read coming
 		}
 		b.mu.Unlock()
 		if d != nil && ev.Payload == pageServerPing {
 			go b.pullPageServers(d)
+		} else if d != nil && ev.Payload == exposurePing {
+			go b.pullRelay(d)
 		} else if d != nil {
 			go b.refresh(d)
 		}
@@ -353,12 +356,17 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 			b.sink.DropDoc(nd.key)
 		}
 		b.mu.Unlock()
+	case cdproto.EventPageFrameAttached:
+		b.mu.Lock()
+		b.framesChangedLocked(t) // (exposure.go)
+		b.mu.Unlock()
 	case cdproto.EventPageFrameDetached:
 		var ev page.EventFrameDetached
 		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
 			return
 		}
 		b.mu.Lock()
+		b.framesChangedLocked(t)
 		delete(t.frames, ev.FrameID)
 		if nd := t.natives[ev.FrameID]; nd != nil {
 			delete(t.natives, ev.FrameID)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ import (
 
 // conformancePages are the areas of the in-browser conformance suite, one
 // page each under fixtures/conformance/ (see harness.js there).
-var conformancePages = []string{"registration", "gettools", "execute", "calls", "legacy", "forms", "oldpolyfill"}
+var conformancePages = []string{"registration", "gettools", "execute", "calls", "legacy", "forms", "oldpolyfill", "crossorigin"}
 
 // conformanceBackend is one way of running the suite.
 type conformanceBackend struct {
@@ -95,13 +96,20 @@ type conformanceReport struct {
 // line with -v, in local directory mode, or when the package fails.)
 func TestConformance(t *testing.T) {
 	base := serveFixtures(t)
+	// A second server: another origin of the same site (another port),
+	// for the page crossorigin.
+	sameSite := serveFixtures(t)
 	total := map[string][2]int{}
 	ran := map[string]bool{} // backend/page whose results were read
 	for _, be := range conformanceBackends {
 		seen := map[string]bool{}
 		for _, page := range conformancePages {
 			t.Run(be.name+"/"+page, func(t *testing.T) {
-				args := append(append([]string{"launch", "--headless", "--log-level", "debug", insecureHost}, be.args...), base+"/conformance/"+page+".html")
+				u := base + "/conformance/" + page + ".html"
+				if page == "crossorigin" {
+					u += "?samesite=" + url.QueryEscape(sameSite)
+				}
+				args := append(append([]string{"launch", "--headless", "--log-level", "debug", insecureHost}, be.args...), u)
 				c := start(t, args...)
 				rep, ok := conformanceResults(t, c, page, be.stallAfter)
 				if !ok && be.flaky != nil {

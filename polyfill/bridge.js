@@ -1,6 +1,34 @@
 // ---- the bridge Go holds --------------------------------------------------
 
 const goCalls = new SafeMap(); // Go call id -> local id
+
+// runForGo runs a tool like executeTool does (toolactivated, a real
+// AbortSignal) and resolves with a plain object of strings, numbers and
+// booleans ({ok, kind, value, truncated, error}) that Go reads by value:
+// the value (a JSON string for a JSON result) is not encoded again. It
+// is cut to maxBytes characters so a page cannot flood the connection.
+function runForGo(name, inputJSON, callId, maxBytes) {
+  syncDoc();
+  const id = 'go:' + StringCtor(callId);
+  goCalls.set(StringCtor(callId), id);
+  return new PromiseCtor((resolve) => {
+    runLocal(StringCtor(name), StringCtor(inputJSON), id, (r) => {
+      goCalls.delete(StringCtor(callId));
+      // No prototype: resolve() would otherwise look up a then the page
+      // may have put on Object.prototype.
+      // (kind 'navigated': a form submission that navigates; Go reads the
+      // result from the next document, cdp/navresult.go.)
+      const out = { __proto__: null, ...r };
+      if (out.ok && out.value !== undefined && out.value.length > maxBytes) {
+        out.truncated = out.value.length;
+        out.value = StringSlice(out.value, 0, maxBytes);
+      }
+      if (!out.ok && out.error.length > maxBytes) out.error = StringSlice(out.error, 0, maxBytes) + ' [cut]';
+      resolve(out);
+    });
+  });
+}
+
 const bridge = freeze({
   // info describes this document.
   info() {
@@ -40,39 +68,42 @@ const bridge = freeze({
     });
     // A denied document lists, instead, the tools it tried to register.
     const denied = policy === 'denied' ? deniedList() : undefined;
-    return JSONstringify({ __proto__: null, url: G.location.href, title: titleOf(doc), tools, overflow, denied });
+    // What it exposes to other origins, and where its window sits, for
+    // Go's relay between the documents of the tab (exposure.js).
+    const exposed = exposedList(maxTools, maxDescription, maxSchema);
+    return JSONstringify({ __proto__: null, url: G.location.href, title: titleOf(doc), tools, overflow, denied, exposed, path: selfPath() });
   },
-  // call runs a tool like executeTool does (toolactivated, a real
-  // AbortSignal) and resolves with a plain object of strings, numbers and
-  // booleans ({ok, kind, value, truncated, error}) that Go reads by value:
-  // the value (a JSON string for a JSON result) is not encoded again. It
-  // is cut to maxBytes characters so a page cannot flood the connection.
+  // call runs a tool for Go (runForGo).
   call(name, inputJSON, callId, maxBytes) {
-    syncDoc();
-    const id = 'go:' + StringCtor(callId);
-    goCalls.set(StringCtor(callId), id);
-    return new PromiseCtor((resolve) => {
-      runLocal(StringCtor(name), StringCtor(inputJSON), id, (r) => {
-        goCalls.delete(StringCtor(callId));
-        // No prototype: resolve() would otherwise look up a then the page
-        // may have put on Object.prototype.
-        // (kind 'navigated': a form submission that navigates; Go reads the
-        // result from the next document, cdp/navresult.go.)
-        const out = { __proto__: null, ...r };
-        if (out.ok && out.value !== undefined && out.value.length > maxBytes) {
-          out.truncated = out.value.length;
-          out.value = StringSlice(out.value, 0, maxBytes);
-        }
-        if (!out.ok && out.error.length > maxBytes) out.error = StringSlice(out.error, 0, maxBytes) + ' [cut]';
-        resolve(out);
-      });
-    });
+    return runForGo(name, inputJSON, callId, maxBytes);
   },
   // cancel aborts a call in flight: the tool's signal aborts with an
   // AbortError and toolcancel fires.
   cancel(callId, reason) {
     const id = goCalls.get(StringCtor(callId));
     if (id) cancelLocal(id, StringCtor(reason));
+  },
+
+  // ---- the relay between documents of other origins (exposure.js) ----
+  // remote takes the tools other origins of the tab expose to this one.
+  remote(json, changed) {
+    return setRemote(StringCtor(json), changed === true);
+  },
+  // xoTake returns the calls and cancels this document asked Go to relay.
+  xoTake(max, maxInput) {
+    return xoTake(max, maxInput);
+  },
+  // xoRun runs a tool for a document of callerOrigin (from CDP) if it is
+  // exposed to that origin; it answers like call.
+  xoRun(name, inputJSON, callId, maxBytes, callerOrigin) {
+    if (!xoAllowed(StringCtor(name), StringCtor(callerOrigin))) {
+      return PromiseResolve({ __proto__: null, ok: false, error: `no tool named "${StringCtor(name)}" is exposed to ${StringCtor(callerOrigin)} in this document` });
+    }
+    return runForGo(name, inputJSON, callId, maxBytes);
+  },
+  // xoDone settles a relayed call of this document with its completion.
+  xoDone(id, json) {
+    xoDone(id, json);
   },
 
   // ---- MCP-B page servers (pageserver.js) ----

@@ -127,16 +127,20 @@ function installCurrent() {
           const s = fromOrigins[i];
           if (trustworthyOrigin(s) === null) throw domError('SecurityError', `getTools: "${s}" is not a potentially trustworthy origin`);
         }
-        return new PromiseCtor((resolve) => queueTask(() => {
+        return new PromiseCtor((resolve) => whenRemote(fromOrigins, () => queueTask(() => {
           const tools = [];
           forEachPeer((p, w) => {
             if (tools.length >= 10000) return;
             const list = p.list(ORIGIN); // (an array of p's realm)
             for (let i = 0; i < list.length; i++) ArrayPush(tools, registeredTool(list[i], w, p.origin));
           });
+          // Tools other origins exposed to this one (relayed by Go).
+          forEachRemote(fromOrigins, (d, w, origin) => {
+            if (tools.length < 10000) ArrayPush(tools, registeredTool(d, w, origin));
+          });
           ArraySort(tools, (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
           resolve(tools);
-        }));
+        })));
       } catch (err) {
         return PromiseReject(err);
       }
@@ -315,8 +319,25 @@ function installCurrent() {
         const windows = tabWindows();
         for (let i = 0; i < windows.length; i++) if (windows[i] === t.window) inTab = true;
         if (!inTab) return fail('executeTool: the tool does not live in this tab');
+        const finish = (r) => {
+          if (settled) return;
+          if (!r.ok) return fail(StringCtor(r.error));
+          settled = true;
+          if (r.kind === 'navigated') resolve(null);
+          else if (r.kind === 'undefined') resolve('undefined');
+          else resolve(StringCtor(r.value));
+          return undefined;
+        };
         const p = peerOf(t.window);
-        if (!p) return fail('executeTool: the tool lives in a document this polyfill cannot reach (another origin)');
+        if (!p) {
+          // A document of another origin: through Go, if it exposed the
+          // tool to this origin (exposure.js).
+          const key = remoteKey(t.window, expected, t.name);
+          if (key === null) return fail('executeTool: the tool lives in a document of another origin that does not expose it to this one');
+          const cancel = runRemote(key, expected, t.name, inputJSON, finish);
+          target = { cancel };
+          return undefined;
+        }
         if (p.origin !== expected) return fail("executeTool: the tool's document is not of tool.origin");
         target = p;
         // The tool's document going away (its frame removed or navigated)
@@ -325,12 +346,7 @@ function installCurrent() {
         tryCall(() => call(addListener, t.window, 'pagehide', gone, { once: true }));
         p.run(t.name, inputJSON, id, (r) => {
           tryCall(() => call(removeListener, t.window, 'pagehide', gone));
-          if (settled) return;
-          if (!r.ok) return fail(StringCtor(r.error));
-          settled = true;
-          if (r.kind === 'navigated') resolve(null);
-          else if (r.kind === 'undefined') resolve('undefined');
-          else resolve(StringCtor(r.value));
+          finish(r);
         });
         return undefined;
       });

@@ -24,6 +24,7 @@ var parts = []string{
 	"registry.js",    // the per-document registry, peers, tool definitions
 	"policy.js",      // the Permissions Policy "tools", as Go decided it
 	"execute.js",     // running and cancelling tools; this document's peer
+	"exposure.js",    // tools of other origins in this tab, relayed by Go
 	"current.js",     // document.modelContext (the W3C draft)
 	"forms.js",       // declarative tools: <form toolname>
 	"native.js",      // observing a native document.modelContext

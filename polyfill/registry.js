@@ -25,8 +25,9 @@ function pingGo() {
 
 // changed announces a change of this document's tools: to Go, and with a
 // toolchange event at every same-origin document of the tab, in tree order
-// (draft: "notify documents of a tool change"). Cross-origin documents are
-// out of the polyfill's reach, so exposedTo only matters natively.
+// (draft: "notify documents of a tool change"). Documents of other origins
+// are out of the page script's reach: Go relays to them what is exposed to
+// them (exposure.js).
 function changed() {
   pingGo();
   if (hasNative) return;
