@@ -247,7 +247,7 @@ func (h *Hub) siteToolLocked(name, site string, g *group) RoutedTool {
 func (h *Hub) liveToolLocked(name, site string, cands []candidate) RoutedTool {
 	c := h.pickLocked(cands)
 	src := core.Provenance{
-		Tool: c.tool, Origin: c.doc.Origin, URL: c.doc.URL, Tab: c.tab.n, Frame: c.doc.Frame, Backend: c.doc.Backend,
+		Tool: c.tool, Origin: c.doc.Origin, URL: c.doc.URL, Tab: c.tab.n, Frame: c.doc.Frame, Backend: c.doc.Backend, Browser: c.doc.Browser,
 		Site: site, Holders: len(cands), Active: c.tab.id == h.active,
 	}
 	if len(cands) > 1 {

@@ -3,6 +3,9 @@ package hub
 import (
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // TabOpened records a tab, or updates its URL and title.
@@ -67,6 +70,33 @@ func (h *Hub) markUsed(t *tab) {
 // TabClosed forgets a tab and every document in it. Its cached tools stay.
 func (h *Hub) TabClosed(id string) {
 	h.mu.Lock()
+	h.closeTabLocked(id)
+}
+
+// TabLost forgets a tab whose browser's connection was lost (not closed by
+// anyone: it may come back when the browser does). Every tool of its
+// documents stays listed as cached, with or without annotations.cache,
+// until a page has it again; those without the flag are kept in memory
+// only, never in the state file.
+func (h *Hub) TabLost(id string) {
+	h.mu.Lock()
+	now := time.Now()
+	for _, d := range h.docs {
+		if d.Tab != id || d.Backend == core.BackendMCPB {
+			continue
+		}
+		for name, tl := range d.tools {
+			eid := entryID(d.Origin, name)
+			if h.cache[eid] == nil && len(h.cache) < maxCachedTools {
+				h.cache[eid] = &cacheEntry{Origin: d.Origin, URL: d.URL, Backend: string(d.Backend), Tool: saveTool(tl), Seen: now, lost: true}
+			}
+		}
+	}
+	h.closeTabLocked(id)
+}
+
+// closeTabLocked is TabClosed with h.mu held; it unlocks.
+func (h *Hub) closeTabLocked(id string) {
 	if _, ok := h.tabs[id]; !ok {
 		h.mu.Unlock()
 		return

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/multi"
+	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
+)
+
+// This file is attach with several browsers (--browser NAME=URL, repeatable):
+// one hub and one MCP server over an internal/multi.Set, each browser kept
+// connected by its own supervisor.
+
+func (f *endpointFlags) registerMulti(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringArrayVar(&f.browsers, "browser", nil, "a browser to serve as NAME=URL, repeatable: one server for several browsers (URL: an http(s):// debugging address or a ws(s):// WebSocket URL; NAME: 1-16 of a-z 0-9 -); a browser that drops is reconnected with backoff, its tools cached meanwhile")
+	fs.StringArrayVar(&f.browserHeaders, "browser-header", nil, "an HTTP header for one --browser as NAME='Header: value', repeatable; from the environment one per line in WEBMCP_CDP_BROWSER_HEADER; values are never logged")
+	for _, other := range []string{"browser-url", "ws-endpoint", "header"} {
+		cmd.MarkFlagsMutuallyExclusive("browser", other)
+	}
+}
+
+// namedEndpoint is one --browser.
+type namedEndpoint struct {
+	name string
+	ep   cdp.Endpoint
+}
+
+// named checks --browser and --browser-header and returns the browsers, in
+// the order given; none without --browser.
+func (f *endpointFlags) named() ([]namedEndpoint, error) {
+	if len(f.browsers) == 0 {
+		if len(f.browserHeaders) > 0 {
+			return nil, usageError(errors.New("--browser-header needs --browser NAME=URL"))
+		}
+		return nil, nil
+	}
+	out := make([]namedEndpoint, 0, len(f.browsers))
+	index := map[string]int{}
+	for _, v := range f.browsers {
+		name, raw, ok := strings.Cut(v, "=")
+		if !ok {
+			return nil, usageError(fmt.Errorf("--browser %q: give NAME=URL, such as --browser local=http://127.0.0.1:9222", cdp.RedactURL(v)))
+		}
+		if err := multi.CheckName(name); err != nil {
+			return nil, usageError(fmt.Errorf("--browser: %w", err))
+		}
+		if _, dup := index[name]; dup {
+			return nil, usageError(fmt.Errorf("--browser: the name %q is given twice; give each browser its own name", name))
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			return nil, usageError(fmt.Errorf("--browser %s: the URL does not parse; give http(s)://host:port or ws(s)://...", name))
+		}
+		ne := namedEndpoint{name: name}
+		switch u.Scheme {
+		case "http", "https":
+			ne.ep.BrowserURL = raw
+		case "ws", "wss":
+			ne.ep.WSEndpoint = raw
+		default:
+			return nil, usageError(fmt.Errorf("--browser %s: the URL must start with http://, https://, ws:// or wss://", name))
+		}
+		index[name] = len(out)
+		out = append(out, ne)
+	}
+	lines := map[string][]string{}
+	for _, v := range f.browserHeaders {
+		name, line, ok := strings.Cut(v, "=")
+		if _, known := index[name]; !ok || !known {
+			return nil, usageError(fmt.Errorf("--browser-header: give NAME='Header: value' with NAME one of the --browser names (%s)", strings.Join(namesOf(out), ", ")))
+		}
+		lines[name] = append(lines[name], line)
+	}
+	for name, ls := range lines {
+		h, err := cdp.ParseHeaders(ls)
+		if err != nil {
+			return nil, usageError(fmt.Errorf("--browser-header %s: %w", name, err))
+		}
+		out[index[name]].ep.Header = h
+	}
+	if f.caFile != "" {
+		tc, err := cdp.TLSConfigWithCA(f.caFile)
+		if err != nil {
+			return nil, usageError(err)
+		}
+		for i := range out {
+			out[i].ep.TLS = tc
+		}
+	}
+	return out, nil
+}
+
+func namesOf(eps []namedEndpoint) []string {
+	out := make([]string, len(eps))
+	for i, e := range eps {
+		out[i] = e.name
+	}
+	return out
+}
+
+// runMulti serves several browsers through one hub until the client goes
+// away or ctx ends. A browser that cannot be reached, at the start or
+// later, is retried with backoff; the others are served meanwhile.
+func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backend polyfill.Backend, reload bool, urls []string) error {
+	if bf.relay != nil && bf.relay.enabled() {
+		return usageError(errors.New("--relay serves one browser: drop --relay, or give one --browser-url instead of --browser"))
+	}
+	if len(urls) > 0 {
+		return usageError(errors.New("with --browser, start pages are not given as arguments: open them in the browsers, or with webmcp_open_tab"))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	logger := slog.Default()
+	set, err := multi.New(namesOf(eps), logger)
+	if err != nil {
+		return usageError(err)
+	}
+	h := hub.New(set, bf.serve.hubOptions(logger))
+	defer func() {
+		if err := h.Close(); err != nil {
+			logger.Warn("saving the cached tools failed", "err", err)
+		}
+	}()
+	opts := bf.serve.serverOptions(logger)
+	if !bf.serve.noTabTools {
+		opts.Tabs = set
+	}
+	firstList := make(chan struct{})
+	opts.FirstList = firstList
+	srv := mcpserver.New(ctx, h, opts)
+	sink := &tabLog{Hub: h, log: logger, tabs: map[string]tabSeen{}}
+
+	var supervisors, first sync.WaitGroup
+	defer supervisors.Wait() // each detaches from its browser
+	defer cancel()
+	for _, ne := range eps {
+		first.Add(1)
+		d := &multiDialer{ne: ne, f: &bf.serve, backend: backend, reload: reload, logger: logger.With("browser", ne.name), first: first.Done}
+		supervisors.Go(func() { set.Supervise(ctx, ne.name, sink, d.dial, multi.DefaultBackoff()) })
+	}
+	go func() {
+		first.Wait()
+		close(firstList)
+	}()
+	if bf.http.addr == "" {
+		select {
+		case err := <-runStdio(ctx, srv.MCP(), srv):
+			return err
+		case <-ctx.Done():
+			slog.Info("interrupted; stopping")
+			return nil
+		}
+	}
+	errc := make(chan error, 1)
+	hopts := bf.http.options()
+	hopts.Browser = fmt.Sprintf("%d browsers: %s", len(eps), strings.Join(namesOf(eps), ", "))
+	hopts.StatusLink = printStatusLink
+	hs, err := srv.ServeHTTP(hopts, errc)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	defer hs.Close()
+	select {
+	case err := <-errc:
+		return &exitError{code: 2, err: err}
+	case <-ctx.Done():
+		slog.Info("interrupted; stopping")
+		return nil
+	}
+}
+
+// multiDialer connects one --browser, again after each drop.
+type multiDialer struct {
+	ne      namedEndpoint
+	f       *serveFlags
+	backend polyfill.Backend
+	reload  bool
+	logger  *slog.Logger
+	// first is called once the first attempt is over: failed, or connected
+	// and its open tabs read (at most --wait-tools).
+	first     func()
+	firstOnce sync.Once
+}
+
+// dial implements multi.Dialer.
+func (d *multiDialer) dial(ctx context.Context, sink multi.Sink) (multi.Member, <-chan error, error) {
+	b, conn, err := d.connect(ctx, sink)
+	if err != nil {
+		d.firstOnce.Do(d.first)
+		return nil, nil, err
+	}
+	lost := make(chan error, 1)
+	go func() {
+		// Closing the connection detaches: the browser and its tabs stay.
+		defer conn.Close()
+		select {
+		case <-conn.Done():
+			lost <- fmt.Errorf("the connection ended: %w", conn.Err())
+		case err := <-b.Fatal():
+			lost <- fmt.Errorf("%w: %w", multi.ErrStop, err)
+		case <-ctx.Done():
+		}
+	}()
+	go d.firstOnce.Do(func() {
+		defer d.first()
+		if d.f.waitTools <= 0 {
+			return
+		}
+		wctx, cancel := context.WithTimeout(ctx, d.f.waitTools)
+		defer cancel()
+		if n, err := b.SettleExisting(wctx); err != nil {
+			d.logger.Info("the open tabs were not all read within --wait-tools; answering tools/list without waiting for the rest", "tabs", n, "err", err)
+		}
+	})
+	return b, lost, nil
+}
+
+// connect attaches to the browser and starts following it.
+func (d *multiDialer) connect(ctx context.Context, sink multi.Sink) (*cdp.Browser, *cdp.Conn, error) {
+	actx, cancel := context.WithTimeout(ctx, attachTimeout)
+	defer cancel()
+	conn, err := cdp.Attach(actx, d.ne.ep, d.logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := cdp.NewBrowser(conn, d.f.cdpOptions(d.backend, d.reload, d.logger))
+	if err == nil && d.f.ignoreHTTPSErrors {
+		if err = cdp.IgnoreCertificateErrors(actx, conn); err != nil {
+			err = fmt.Errorf("--ignore-https-errors: %w", err)
+		}
+	}
+	if err == nil {
+		// Start's ctx is the connection's life, not the attach timeout.
+		err = b.Start(ctx, sink)
+	}
+	if err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	return b, conn, nil
+}
+
+// attachTimeout bounds one attempt to attach to a --browser.
+const attachTimeout = 20 * time.Second

@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestMultiBrowserAttach: one stdio server over three real Chromium
+// processes (--browser, repeatable), one of them behind the authenticating
+// proxy (its header given with --browser-header, for that browser only). A
+// real client lists and calls a page tool of each; the tool's provenance
+// names its browser. Then the third browser's process is killed: its tool
+// goes cached (list_changed), a call to it says the browser is reconnecting,
+// and the other two keep answering. The browser is started again on the
+// same port: the server reconnects on its own, and the tool comes back live
+// under the same name, callable, without a client restart.
+func TestMultiBrowserAttach(t *testing.T) {
+	sites := map[string]string{"a": serveFixtures(t), "b": serveFixtures(t), "c": serveFixtures(t)}
+	urlA := startChrome(t, sites["a"]+"/current/")
+	urlB := startChrome(t, sites["b"]+"/current/")
+	p := startAuthProxy(t, urlB, false)
+	portC := freePort(t)
+	urlC, killC := startChromeOnPort(t, sites["c"]+"/current/", portC)
+
+	c := start(t, "attach", "--log-level", "debug", "--state-dir", "", "--reload-existing",
+		"--browser", "a="+urlA,
+		"--browser", "b="+p.srv.URL+"/?token="+proxyToken,
+		"--browser-header", "b=Authorization: Bearer "+proxyBearer,
+		"--browser", "c="+urlC)
+
+	// Each browser's echo tool, by browser name (from the provenance).
+	echo := map[string]string{}
+	c.waitListed("an echo tool from each of three browsers", func(tools map[string]*mcp.Tool) bool {
+		clear(echo)
+		for _, n := range toolWithSuffix(tools, "echo") {
+			src := source(t, tools[n])
+			if b, _ := src["browser"].(string); b != "" && src["cached"] != true && strings.HasPrefix(sites[b], src["origin"].(string)) {
+				echo[b] = n
+			}
+		}
+		return len(echo) == 3
+	})
+	for _, b := range []string{"a", "b", "c"} {
+		if got := c.callOK(echo[b], map[string]any{"text": "hello " + b}); got != "hello "+b {
+			t.Errorf("browser %s's echo returned %q", b, got)
+		}
+	}
+	if p.upgrades.Load() < 1 {
+		t.Error("browser b was not reached through the authenticating proxy")
+	}
+
+	// Kill c: its tool goes cached, a and b go on.
+	c.drainChanges()
+	killC()
+	c.waitListed("browser c's echo cached after its process was killed", func(tools map[string]*mcp.Tool) bool {
+		tl := tools[echo["c"]]
+		return tl != nil && source(t, tl)["cached"] == true
+	})
+	res := c.call(echo["c"], map[string]any{"text": "while down"})
+	if !res.IsError || !strings.Contains(text(res), `browser "c" is not connected`) {
+		t.Errorf("a call to the killed browser's tool gave isError=%v %q; want an error that says browser c is reconnecting", res.IsError, text(res))
+	}
+	for _, b := range []string{"a", "b"} {
+		if got := c.callOK(echo[b], map[string]any{"text": "during the outage"}); got != "during the outage" {
+			t.Errorf("browser %s's echo during c's outage returned %q", b, got)
+		}
+	}
+
+	// Start c again where it was: its tool comes back live, same name.
+	startChromeOnPort(t, sites["c"]+"/current/", portC)
+	c.waitListed("browser c's echo live again after its restart", func(tools map[string]*mcp.Tool) bool {
+		tl := tools[echo["c"]]
+		return tl != nil && source(t, tl)["cached"] != true && source(t, tl)["browser"] == "c"
+	})
+	for _, b := range []string{"a", "b", "c"} {
+		if got := c.callOK(echo[b], map[string]any{"text": "after " + b}); got != "after "+b {
+			t.Errorf("browser %s's echo after the restart returned %q", b, got)
+		}
+	}
+	if !c.stderr.waitFor("lost the browser", time.Second) || !strings.Contains(c.stderr.String(), "browser connected") {
+		t.Error("the log does not tell the drop and the reconnection")
+	}
+	for _, secret := range []string{proxyBearer, proxyToken} {
+		if strings.Contains(c.stderr.String(), secret) {
+			t.Errorf("the log shows the secret %q", secret)
+		}
+	}
+}
+
+// waitListed lists the tools until cond holds, listing again on each
+// tools/list_changed (not on a timer); it fails after 30 s without.
+func (c *client) waitListed(what string, cond func(map[string]*mcp.Tool) bool) map[string]*mcp.Tool {
+	c.t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		tools := c.tools()
+		if cond(tools) {
+			return tools
+		}
+		select {
+		case <-c.changes:
+		case <-deadline:
+			c.t.Fatalf("timed out waiting for %s; tools: %v", what, names(tools))
+		}
+	}
+}
+
+// freePort returns a loopback TCP port free at the time of the call.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
