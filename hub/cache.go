@@ -18,7 +18,9 @@ func (h *Hub) cacheToolLocked(d core.Source, tl core.Tool, dirty map[string]bool
 	if !cacheFlag(tl) {
 		if e != nil {
 			delete(h.cache, id)
-			h.markDirtyLocked()
+			if !e.lost { // a lost entry was never in the state file
+				h.markDirtyLocked()
+			}
 		}
 		return
 	}
