@@ -52,6 +52,37 @@ func TestMultiBrowserAttach(t *testing.T) {
 	if p.upgrades.Load() < 1 {
 		t.Error("browser b was not reached through the authenticating proxy")
 	}
+	if tabs := text(c.call("webmcp_list_tabs", map[string]any{})); !strings.Contains(tabs, `"browser":"b"`) || !strings.Contains(tabs, `"browser":"c"`) {
+		t.Errorf("webmcp_list_tabs does not name the browsers: %s", tabs)
+	}
+
+	// Site a opened in browser b too: two browsers serve one site, so the
+	// tab-level names carry the browser's name.
+	c.callOK("webmcp_open_tab", map[string]any{"url": sites["a"] + "/current/", "browser": "b"})
+	tools := c.waitListed("site a's echo in browser b under a name with b in it", func(tools map[string]*mcp.Tool) bool {
+		for _, n := range toolWithSuffix(tools, "echo") {
+			if strings.Contains(n, "_b_tab") {
+				return true
+			}
+		}
+		return false
+	})
+	for _, n := range toolWithSuffix(tools, "echo") {
+		if strings.Contains(n, "_b_tab") {
+			if got := source(t, tools[n])["browser"]; got != "b" {
+				t.Errorf("%s leads to browser %v, want b", n, got)
+			}
+			if got := c.callOK(n, map[string]any{"text": "a in b"}); got != "a in b" {
+				t.Errorf("%s returned %q", n, got)
+			}
+		}
+		if len(n) > 48 {
+			t.Errorf("%s is longer than 48 characters", n)
+		}
+	}
+	if _, ok := tools[echo["a"]]; !ok {
+		t.Errorf("browser a's echo %s lost its name when browser b opened the same site", echo["a"])
+	}
 
 	// Kill c: its tool goes cached, a and b go on.
 	c.drainChanges()

@@ -125,6 +125,18 @@ func (h *Hub) closeTabLocked(id string) {
 	h.finish(changed)
 }
 
+// SetTabBrowser records the name of the browser a tab is in, when one hub
+// serves several (internal/multi): webmcp_list_tabs and the status page
+// show it.
+func (h *Hub) SetTabBrowser(id, browser string) {
+	h.mu.Lock()
+	if t, ok := h.tabs[id]; ok && t.browser != browser {
+		t.browser = browser
+		h.wakeLocked()
+	}
+	h.mu.Unlock()
+}
+
 // tabOpenLocked reports whether a tab is open.
 func (h *Hub) tabOpenLocked(id string) bool {
 	_, ok := h.tabs[id]
@@ -170,6 +182,9 @@ type TabInfo struct {
 	// URL and Title are the tab's.
 	URL   string `json:"url"`
 	Title string `json:"title,omitempty"`
+	// Browser is the name of the browser the tab is in, when one hub
+	// serves several.
+	Browser string `json:"browser,omitempty"`
 	// Active says the tab is the one site-level names go to first.
 	Active bool `json:"active,omitempty"`
 	// Tools are the routed names that reach this tab.
@@ -201,7 +216,7 @@ func (h *Hub) Tabs() []TabInfo {
 	byID := make(map[string]*TabInfo, len(h.tabs))
 	out := make([]*TabInfo, 0, len(h.tabs))
 	for _, t := range h.tabs {
-		ti := &TabInfo{N: t.n, ID: t.id, URL: t.url, Title: t.title, Active: t.id == h.active, Tools: []string{}}
+		ti := &TabInfo{N: t.n, ID: t.id, URL: t.url, Title: t.title, Browser: t.browser, Active: t.id == h.active, Tools: []string{}}
 		byID[t.id] = ti
 		out = append(out, ti)
 	}

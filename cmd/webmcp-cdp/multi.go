@@ -168,6 +168,13 @@ func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backen
 	hopts := bf.http.options()
 	hopts.Browser = fmt.Sprintf("%d browsers: %s", len(eps), strings.Join(namesOf(eps), ", "))
 	hopts.StatusLink = printStatusLink
+	hopts.Browsers = func() []mcpserver.BrowserStatus {
+		var out []mcpserver.BrowserStatus
+		for _, st := range set.Statuses() {
+			out = append(out, mcpserver.BrowserStatus{Name: st.Name, State: st.State, Error: st.Error, Drops: st.Drops})
+		}
+		return out
+	}
 	hs, err := srv.ServeHTTP(hopts, errc)
 	if err != nil {
 		return &exitError{code: 2, err: err}

@@ -54,6 +54,12 @@ type tabLoser interface {
 	TabLost(id string)
 }
 
+// tabBrowserSink is a Sink that learns which browser a tab is in
+// (*hub.Hub does, for webmcp_list_tabs and the status page).
+type tabBrowserSink interface {
+	SetTabBrowser(id, browser string)
+}
+
 type preexistingSink interface {
 	TabLoadedBefore(id string, before bool)
 }
@@ -246,8 +252,20 @@ func (s *Set) Open(ctx context.Context, rawURL string) (string, error) {
 
 // OpenIn opens rawURL in a new tab of the named browser.
 func (s *Set) OpenIn(ctx context.Context, name, rawURL string) (string, error) {
-	b, _, err := s.up(name+"/", "browser")
-	if err != nil {
+	s.mu.Lock()
+	m := s.members[name]
+	var b Member
+	if m != nil {
+		b = m.b
+	}
+	s.mu.Unlock()
+	switch {
+	case m == nil:
+		return "", fmt.Errorf("no browser is named %q; the browsers are %s", name, strings.Join(s.order, ", "))
+	case b == nil:
+		s.mu.Lock()
+		err := downError(m)
+		s.mu.Unlock()
 		return "", err
 	}
 	id, err := b.Open(ctx, rawURL)

@@ -70,11 +70,15 @@ func (g *memberSink) DropDoc(key string) {
 
 // TabOpened passes a tab on.
 func (g *memberSink) TabOpened(id, url, title string) {
-	if !g.enter(func() { g.tabs[id] = true }) {
+	var first bool
+	if !g.enter(func() { first = !g.tabs[id]; g.tabs[id] = true }) {
 		return
 	}
 	defer g.inflight.Done()
 	g.sink.TabOpened(g.id(id), url, title)
+	if tb, ok := g.sink.(tabBrowserSink); ok && first {
+		tb.SetTabBrowser(g.id(id), g.name)
+	}
 }
 
 // TabClosed passes a tab's end on.
