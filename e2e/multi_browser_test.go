@@ -2,7 +2,11 @@ package e2e
 
 import (
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -149,4 +153,59 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestLaunchRelaunch: launch --relaunch starts the browser again when its
+// process is killed, and reopens the start page: the page's tool is cached
+// meanwhile and comes back live under the same name, without a client
+// restart.
+func TestLaunchRelaunch(t *testing.T) {
+	base := serveFixtures(t)
+	marker := "e2e-relaunch-" + strconv.Itoa(os.Getpid())
+	c := start(t, "launch", "--headless", "--relaunch", "--state-dir", "", "--chrome-arg=--e2e-marker="+marker, base+"/current/")
+	tools := c.waitListed("the start page's echo", hasSuffix("echo", 1))
+	name := toolWithSuffix(tools, "echo")[0]
+	if got := c.callOK(name, map[string]any{"text": "first"}); got != "first" {
+		t.Fatalf("echo returned %q", got)
+	}
+	if b, ok := source(t, tools[name])["browser"]; ok {
+		t.Errorf("a lone launched browser's tool names a browser (%v)", b)
+	}
+
+	main := mainBrowserPID(t, marker)
+	c.drainChanges()
+	if err := syscall.Kill(main, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.waitListed("the echo cached while the browser is down", func(tools map[string]*mcp.Tool) bool {
+		tl := tools[name]
+		return tl != nil && source(t, tl)["cached"] == true
+	})
+	c.waitListed("the echo live again after the relaunch", func(tools map[string]*mcp.Tool) bool {
+		tl := tools[name]
+		return tl != nil && source(t, tl)["cached"] != true
+	})
+	if got := c.callOK(name, map[string]any{"text": "again"}); got != "again" {
+		t.Errorf("echo after the relaunch returned %q", got)
+	}
+	if pid := mainBrowserPID(t, marker); pid == main {
+		t.Errorf("the browser process %d was not replaced", pid)
+	}
+	if !strings.Contains(c.stderr.String(), "the browser exited") {
+		t.Error("the log does not say the browser exited")
+	}
+}
+
+// mainBrowserPID returns the browser process (not a renderer or other
+// helper) whose command line holds marker.
+func mainBrowserPID(t *testing.T, marker string) int {
+	t.Helper()
+	for _, pid := range browserPIDs(marker) {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if err == nil && !strings.Contains(string(cmdline), "--type=") {
+			return pid
+		}
+	}
+	t.Fatalf("no browser process with %s", marker)
+	return 0
 }

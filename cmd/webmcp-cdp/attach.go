@@ -28,7 +28,7 @@ func newAttach() *cobra.Command {
 				return err
 			}
 			if len(named) > 0 {
-				return runMulti(cmd.Context(), named, &bf, backend, reload, urls)
+				return runMulti(cmd.Context(), named, &bf, backend, reload, urls, nil)
 			}
 			ep, err := ef.endpoint()
 			if err != nil {
@@ -60,6 +60,9 @@ func newAttach() *cobra.Command {
 		},
 	}
 	ef.register(cmd)
+	for _, other := range []string{"browser-url", "ws-endpoint", "header"} {
+		cmd.MarkFlagsMutuallyExclusive("browser", other)
+	}
 	cmd.Flags().BoolVar(&reload, "reload-existing", false, "reload the tabs that loaded before attaching, so their tools are seen")
 	af.register(cmd)
 	cmd.MarkFlagsMutuallyExclusive("browser", "auto-connect")

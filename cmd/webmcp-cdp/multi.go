@@ -23,13 +23,15 @@ import (
 // one hub and one MCP server over an internal/multi.Set, each browser kept
 // connected by its own supervisor.
 
-func (f *endpointFlags) registerMulti(cmd *cobra.Command) {
+// registerMulti adds --browser and --browser-header (and --ca-file, with
+// ca: attach has it already).
+func (f *endpointFlags) registerMulti(cmd *cobra.Command, ca bool) {
 	fs := cmd.Flags()
+	if ca {
+		fs.StringVar(&f.caFile, "ca-file", "", "a PEM file of certificate authorities to trust for https:// and wss:// --browser endpoints, besides the system's")
+	}
 	fs.StringArrayVar(&f.browsers, "browser", nil, "a browser to serve as NAME=URL, repeatable: one server for several browsers (URL: an http(s):// debugging address or a ws(s):// WebSocket URL; NAME: 1-16 of a-z 0-9 -); a browser that drops is reconnected with backoff, its tools cached meanwhile")
 	fs.StringArrayVar(&f.browserHeaders, "browser-header", nil, "an HTTP header for one --browser as NAME='Header: value', repeatable; from the environment one per line in WEBMCP_CDP_BROWSER_HEADER; values are never logged")
-	for _, other := range []string{"browser-url", "ws-endpoint", "header"} {
-		cmd.MarkFlagsMutuallyExclusive("browser", other)
-	}
 }
 
 // namedEndpoint is one --browser.
@@ -114,17 +116,21 @@ func namesOf(eps []namedEndpoint) []string {
 // runMulti serves several browsers through one hub until the client goes
 // away or ctx ends. A browser that cannot be reached, at the start or
 // later, is retried with backoff; the others are served meanwhile.
-func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backend polyfill.Backend, reload bool, urls []string) error {
+func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backend polyfill.Backend, reload bool, urls []string, launched *launchedBrowser) error {
 	if bf.relay != nil && bf.relay.enabled() {
-		return usageError(errors.New("--relay serves one browser: drop --relay, or give one --browser-url instead of --browser"))
+		return usageError(errors.New("--relay serves one browser: drop --relay, or --browser and --relaunch"))
 	}
-	if len(urls) > 0 {
+	if len(urls) > 0 && launched == nil {
 		return usageError(errors.New("with --browser, start pages are not given as arguments: open them in the browsers, or with webmcp_open_tab"))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	logger := slog.Default()
-	set, err := multi.New(namesOf(eps), logger)
+	names := namesOf(eps)
+	if launched != nil {
+		names = append([]string{launchedName}, names...)
+	}
+	set, err := multi.New(names, logger)
 	if err != nil {
 		return usageError(err)
 	}
@@ -146,10 +152,18 @@ func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backen
 	var supervisors, first sync.WaitGroup
 	defer supervisors.Wait() // each detaches from its browser
 	defer cancel()
+	var dialers []*multiDialer
+	if launched != nil {
+		opts := launched.opts
+		dialers = append(dialers, &multiDialer{ne: namedEndpoint{name: launchedName}, launch: &opts, urls: urls, relaunch: launched.relaunch})
+	}
 	for _, ne := range eps {
+		dialers = append(dialers, &multiDialer{ne: ne, reload: reload})
+	}
+	for _, d := range dialers {
 		first.Add(1)
-		d := &multiDialer{ne: ne, f: &bf.serve, backend: backend, reload: reload, logger: logger.With("browser", ne.name), first: first.Done}
-		supervisors.Go(func() { set.Supervise(ctx, ne.name, sink, d.dial, multi.DefaultBackoff()) })
+		d.f, d.backend, d.logger, d.first = &bf.serve, backend, logger.With("browser", d.ne.name), first.Done
+		supervisors.Go(func() { set.Supervise(ctx, d.ne.name, sink, d.dial, multi.DefaultBackoff()) })
 	}
 	go func() {
 		first.Wait()
@@ -166,7 +180,7 @@ func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backen
 	}
 	errc := make(chan error, 1)
 	hopts := bf.http.options()
-	hopts.Browser = fmt.Sprintf("%d browsers: %s", len(eps), strings.Join(namesOf(eps), ", "))
+	hopts.Browser = fmt.Sprintf("%d browsers: %s", len(names), strings.Join(names, ", "))
 	hopts.StatusLink = printStatusLink
 	hopts.Browsers = func() []mcpserver.BrowserStatus {
 		var out []mcpserver.BrowserStatus
@@ -189,41 +203,92 @@ func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backen
 	}
 }
 
-// multiDialer connects one --browser, again after each drop.
+// launchedName is the name of the browser launch starts, among --browser's.
+const launchedName = "local"
+
+// launchedBrowser is launch's own browser, served with --browser's or
+// restarted when it exits (--relaunch).
+type launchedBrowser struct {
+	opts     cdp.LaunchOptions
+	relaunch bool
+}
+
+// multiDialer connects one browser, again after each drop: a --browser
+// (ne.ep), or with launch the browser it starts (launch set).
 type multiDialer struct {
 	ne      namedEndpoint
 	f       *serveFlags
 	backend polyfill.Backend
 	reload  bool
 	logger  *slog.Logger
+	// launch, for the browser launch starts: its options, the start URLs
+	// opened in each browser started, and whether a browser that exits is
+	// started again (--relaunch).
+	launch   *cdp.LaunchOptions
+	urls     []string
+	relaunch bool
 	// first is called once the first attempt is over: failed, or connected
-	// and its open tabs read (at most --wait-tools).
+	// and its open tabs read, or its start pages loaded (at most
+	// --wait-tools).
 	first     func()
 	firstOnce sync.Once
 }
 
 // dial implements multi.Dialer.
-func (d *multiDialer) dial(ctx context.Context, sink multi.Sink) (multi.Member, <-chan error, error) {
-	b, conn, err := d.connect(ctx, sink)
+func (d *multiDialer) dial(ctx context.Context, a *multi.Attempt) (<-chan error, error) {
+	var b *cdp.Browser
+	var conn *cdp.Conn
+	var proc *cdp.Process
+	var err error
+	if d.launch != nil {
+		b, proc, err = d.start(ctx, a)
+		if proc != nil {
+			conn = proc.Conn()
+		}
+	} else {
+		b, conn, err = d.connect(ctx, a)
+	}
 	if err != nil {
 		d.firstOnce.Do(d.first)
-		return nil, nil, err
+		if d.launch != nil && !d.relaunch {
+			err = fmt.Errorf("%w: %w", multi.ErrStop, err)
+		}
+		return nil, err
 	}
 	lost := make(chan error, 1)
 	go func() {
-		// Closing the connection detaches: the browser and its tabs stay.
-		defer conn.Close()
+		if proc != nil {
+			defer proc.Close()
+		} else {
+			// Closing the connection detaches: the browser and its tabs stay.
+			defer conn.Close()
+		}
+		var why error
 		select {
 		case <-conn.Done():
-			lost <- fmt.Errorf("the connection ended: %w", conn.Err())
+			why = fmt.Errorf("the connection ended: %w", conn.Err())
+			if proc != nil {
+				grace := time.NewTimer(exitGrace)
+				defer grace.Stop()
+				select {
+				case <-proc.Exited():
+					why = errors.New("the browser exited: " + proc.ExitReason())
+				case <-grace.C:
+				}
+			}
 		case err := <-b.Fatal():
-			lost <- fmt.Errorf("%w: %w", multi.ErrStop, err)
+			why = fmt.Errorf("%w: %w", multi.ErrStop, err)
 		case <-ctx.Done():
+			return
 		}
+		if proc != nil && !d.relaunch && !errors.Is(why, multi.ErrStop) {
+			why = fmt.Errorf("%w (pass --relaunch to start it again): %w", multi.ErrStop, why)
+		}
+		lost <- why
 	}()
 	go d.firstOnce.Do(func() {
 		defer d.first()
-		if d.f.waitTools <= 0 {
+		if d.f.waitTools <= 0 || d.launch != nil {
 			return
 		}
 		wctx, cancel := context.WithTimeout(ctx, d.f.waitTools)
@@ -232,11 +297,49 @@ func (d *multiDialer) dial(ctx context.Context, sink multi.Sink) (multi.Member, 
 			d.logger.Info("the open tabs were not all read within --wait-tools; answering tools/list without waiting for the rest", "tabs", n, "err", err)
 		}
 	})
-	return b, lost, nil
+	return lost, nil
 }
 
+// start launches a browser, follows it and opens the start URLs in it,
+// waiting (at most --wait-tools) for their pages to load.
+func (d *multiDialer) start(ctx context.Context, a *multi.Attempt) (*cdp.Browser, *cdp.Process, error) {
+	opts := *d.launch
+	opts.Logger = d.logger
+	proc, err := cdp.Launch(ctx, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := cdp.NewBrowser(proc.Conn(), d.f.cdpOptions(d.backend, false, d.logger))
+	if err == nil && d.f.ignoreHTTPSErrors {
+		if err = cdp.IgnoreCertificateErrors(ctx, proc.Conn()); err != nil {
+			err = fmt.Errorf("--ignore-https-errors: %w", err)
+		}
+	}
+	if err == nil {
+		a.Up(b)
+		err = b.Start(ctx, a.Sink())
+	}
+	if err != nil {
+		proc.Close()
+		return nil, nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, max(d.f.waitTools, time.Second))
+	defer cancel()
+	for _, u := range d.urls {
+		_, loaded, err := b.OpenLoaded(wctx, u)
+		if err != nil {
+			d.logger.Warn("cannot open a start page", "url", u, "err", err)
+			continue
+		}
+		select {
+		case <-loaded:
+		case <-wctx.Done():
+		}
+	}
+	return b, proc, nil
+}
 // connect attaches to the browser and starts following it.
-func (d *multiDialer) connect(ctx context.Context, sink multi.Sink) (*cdp.Browser, *cdp.Conn, error) {
+func (d *multiDialer) connect(ctx context.Context, a *multi.Attempt) (*cdp.Browser, *cdp.Conn, error) {
 	actx, cancel := context.WithTimeout(ctx, attachTimeout)
 	defer cancel()
 	conn, err := cdp.Attach(actx, d.ne.ep, d.logger)
@@ -251,7 +354,8 @@ func (d *multiDialer) connect(ctx context.Context, sink multi.Sink) (*cdp.Browse
 	}
 	if err == nil {
 		// Start's ctx is the connection's life, not the attach timeout.
-		err = b.Start(ctx, sink)
+		a.Up(b)
+		err = b.Start(ctx, a.Sink())
 	}
 	if err != nil {
 		conn.Close()

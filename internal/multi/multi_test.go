@@ -231,18 +231,19 @@ func TestSupervise(t *testing.T) {
 	}
 	attempts := make(chan conn)
 	fails := 1 // the attempt after the drop fails once
-	dial := func(ctx context.Context, sink Sink) (Member, <-chan error, error) {
-		c := conn{sink: sink, lost: make(chan error, 1)}
+	dial := func(ctx context.Context, a *Attempt) (<-chan error, error) {
+		c := conn{sink: a.Sink(), lost: make(chan error, 1)}
 		select {
 		case attempts <- c:
 		case <-ctx.Done():
-			return nil, nil, ctx.Err()
+			return nil, ctx.Err()
 		}
-		if n := len(s.Statuses()); n == 1 && s.Statuses()[0].Drops == 1 && fails > 0 {
+		if s.Statuses()[0].Drops == 1 && fails > 0 {
 			fails--
-			return nil, nil, errors.New("connection refused")
+			return nil, errors.New("connection refused")
 		}
-		return &fakeMember{}, c.lost, nil
+		a.Up(&fakeMember{})
+		return c.lost, nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -282,10 +283,11 @@ func TestSuperviseStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dial := func(context.Context, Sink) (Member, <-chan error, error) {
+	dial := func(_ context.Context, a *Attempt) (<-chan error, error) {
+		a.Up(&fakeMember{})
 		lost := make(chan error, 1)
 		lost <- fmt.Errorf("%w: no WebMCP in this browser", ErrStop)
-		return &fakeMember{}, lost, nil
+		return lost, nil
 	}
 	s.Supervise(context.Background(), "a", newRecSink(), dial, Backoff{Min: time.Millisecond, Max: time.Millisecond})
 	if st := s.Statuses()[0]; st.State != StateStopped || !strings.Contains(st.Error, "no WebMCP") {

@@ -15,6 +15,10 @@ type memberSink struct {
 	set  *Set
 	sink Sink
 	name string
+	// named: the set has several members, so sources and tabs carry the
+	// name (a lone browser, such as launch --relaunch's, keeps its tools'
+	// provenance and names as they are without a set).
+	named bool
 
 	mu       sync.Mutex
 	dead     bool
@@ -23,7 +27,7 @@ type memberSink struct {
 }
 
 func newMemberSink(s *Set, sink Sink, name string) *memberSink {
-	return &memberSink{set: s, sink: sink, name: name, tabs: map[string]bool{}}
+	return &memberSink{set: s, sink: sink, name: name, named: len(s.order) > 1, tabs: map[string]bool{}}
 }
 
 // enter starts passing a report on, with note run under the lock (to track
@@ -45,7 +49,10 @@ func (g *memberSink) enter(note func()) bool {
 func (g *memberSink) id(id string) string { return g.name + "/" + id }
 
 func (g *memberSink) source(src core.Source) core.Source {
-	src.Key, src.Tab, src.Browser = g.id(src.Key), g.id(src.Tab), g.name
+	src.Key, src.Tab = g.id(src.Key), g.id(src.Tab)
+	if g.named {
+		src.Browser = g.name
+	}
 	return src
 }
 
@@ -76,7 +83,7 @@ func (g *memberSink) TabOpened(id, url, title string) {
 	}
 	defer g.inflight.Done()
 	g.sink.TabOpened(g.id(id), url, title)
-	if tb, ok := g.sink.(tabBrowserSink); ok && first {
+	if tb, ok := g.sink.(tabBrowserSink); ok && first && g.named {
 		tb.SetTabBrowser(g.id(id), g.name)
 	}
 }

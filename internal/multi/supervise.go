@@ -13,9 +13,23 @@ import (
 var ErrStop = errors.New("not reconnecting")
 
 // Dialer connects to one browser and starts following it, reporting to
-// sink; ctx ends when the connection is given up. lost delivers why the
-// connection ended (once, or is closed).
-type Dialer func(ctx context.Context, sink Sink) (b Member, lost <-chan error, err error)
+// a.Sink(); it calls a.Up with the browser before it reports anything, so
+// that the tools it reports can be called at once. ctx ends when the
+// connection is given up. lost delivers why the connection ended.
+type Dialer func(ctx context.Context, a *Attempt) (lost <-chan error, err error)
+
+// Attempt is one attempt to connect a member.
+type Attempt struct {
+	s    *Set
+	name string
+	g    *memberSink
+}
+
+// Sink is what the attempt's browser reports to.
+func (a *Attempt) Sink() Sink { return a.g }
+
+// Up routes the member's calls to b from now on.
+func (a *Attempt) Up(b Member) { a.s.setState(a.name, StateUp, nil, b) }
 
 // Backoff spaces the attempts to reconnect: the n-th wait is Min·2ⁿ, at
 // most Max, less a random part of up to half (jitter), so that browsers
@@ -72,7 +86,7 @@ func (s *Set) Supervise(ctx context.Context, name string, sink Sink, dial Dialer
 		}
 		g := newMemberSink(s, sink, name)
 		gctx, cancel := context.WithCancel(ctx)
-		b, lost, err := dial(gctx, g)
+		lost, err := dial(gctx, &Attempt{s: s, name: name, g: g})
 		if err != nil {
 			cancel()
 			g.close()
@@ -85,7 +99,6 @@ func (s *Set) Supervise(ctx context.Context, name string, sink Sink, dial Dialer
 			log.Warn("cannot connect to the browser; will retry", "err", err)
 			continue
 		}
-		s.setState(name, StateUp, nil, b)
 		log.Info("browser connected")
 		attempt = 0
 		var why error
