@@ -338,6 +338,7 @@ func (d *multiDialer) start(ctx context.Context, a *multi.Attempt) (*cdp.Browser
 	}
 	return b, proc, nil
 }
+
 // connect attaches to the browser and starts following it.
 func (d *multiDialer) connect(ctx context.Context, a *multi.Attempt) (*cdp.Browser, *cdp.Conn, error) {
 	actx, cancel := context.WithTimeout(ctx, attachTimeout)
