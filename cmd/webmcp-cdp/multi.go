@@ -166,8 +166,17 @@ func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backen
 		supervisors.Go(func() { set.Supervise(ctx, d.ne.name, sink, d.dial, multi.DefaultBackoff()) })
 	}
 	go func() {
+		defer close(firstList)
 		first.Wait()
-		close(firstList)
+		// What the browsers reported is in the listing before the first
+		// tools/list is answered.
+		if bf.serve.waitTools > 0 {
+			wctx, cancel := context.WithTimeout(ctx, bf.serve.waitTools)
+			defer cancel()
+			if err := srv.Synced(wctx); err != nil {
+				logger.Info("the open tabs' tools were not listed within --wait-tools; answering tools/list without waiting for them", "err", err)
+			}
+		}
 	}()
 	if bf.http.addr == "" {
 		select {
