@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -208,4 +210,106 @@ func mainBrowserPID(t *testing.T, marker string) int {
 	}
 	t.Fatalf("no browser process with %s", marker)
 	return 0
+}
+
+// TestMultiBrowserBlip: the connection to a browser behind the proxy is cut
+// (a network blip: the browser and its tab stay). Its tool goes cached, the
+// other browser's tool keeps answering, the server reconnects on its own
+// without reloading the person's tab, and a call to the cached tool then
+// runs in that browser (reopening its page) under the same name.
+func TestMultiBrowserBlip(t *testing.T) {
+	sites := map[string]string{"a": serveFixtures(t), "b": serveFixtures(t)}
+	urlA := startChrome(t, "about:blank")
+	p := startAuthProxy(t, startChrome(t, "about:blank"), false)
+	wire := startWire(t, strings.TrimPrefix(p.srv.URL, "http://"))
+	t.Setenv("WEBMCP_CDP_BROWSER_HEADER", "b=Authorization: Bearer "+proxyBearer)
+	c := start(t, "attach", "--state-dir", "", "--browser", "a="+urlA, "--browser", "b=http://"+wire.addr+"/?token="+proxyToken)
+	echo := map[string]string{}
+	for _, b := range []string{"a", "b"} {
+		c.callOK("webmcp_open_tab", map[string]any{"url": sites[b] + "/current/", "browser": b})
+	}
+	c.waitListed("an echo tool in each browser", func(tools map[string]*mcp.Tool) bool {
+		for _, n := range toolWithSuffix(tools, "echo") {
+			if b, _ := source(t, tools[n])["browser"].(string); b != "" {
+				echo[b] = n
+			}
+		}
+		return len(echo) == 2
+	})
+
+	c.drainChanges()
+	wire.cut()
+	c.waitListed("browser b's echo cached after the blip", func(tools map[string]*mcp.Tool) bool {
+		tl := tools[echo["b"]]
+		return tl != nil && source(t, tl)["cached"] == true
+	})
+	if got := c.callOK(echo["a"], map[string]any{"text": "a goes on"}); got != "a goes on" {
+		t.Errorf("browser a's echo during b's blip returned %q", got)
+	}
+	if !c.stderr.waitFor("browser reconnected", 30*time.Second) {
+		t.Fatal("browser b was not reconnected after the blip")
+	}
+	// The tab is still there, but its document's page script belongs to
+	// the lost connection: a call to the cached tool opens its page anew
+	// in browser b, and the tool is live again under its name.
+	if got := c.callOK(echo["b"], map[string]any{"text": "b is back"}); got != "b is back" {
+		t.Errorf("browser b's echo after the blip returned %q", got)
+	}
+	c.waitListed("browser b's echo live again", func(tools map[string]*mcp.Tool) bool {
+		tl := tools[echo["b"]]
+		return tl != nil && source(t, tl)["cached"] != true && source(t, tl)["browser"] == "b"
+	})
+	if p.upgrades.Load() < 2 {
+		t.Errorf("the proxy let %d WebSocket upgrades through, want a second one after the blip", p.upgrades.Load())
+	}
+	if strings.Contains(c.stderr.String(), "reloading a tab") {
+		t.Error("a tab was reloaded after the blip; a reconnection must leave the person's tabs alone")
+	}
+}
+
+// wire is a loopback TCP forwarder whose connections can be cut at once, as
+// a network blip does, while it keeps accepting new ones.
+type wire struct {
+	addr  string
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func startWire(t *testing.T, target string) *wire {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &wire{addr: l.Addr().String()}
+	t.Cleanup(func() { l.Close(); w.cut() })
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			w.mu.Lock()
+			w.conns = append(w.conns, in, out)
+			w.mu.Unlock()
+			go func() { io.Copy(out, in); out.Close() }()
+			go func() { io.Copy(in, out); in.Close() }()
+		}
+	}()
+	return w
+}
+
+// cut closes every connection open now.
+func (w *wire) cut() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range w.conns {
+		c.Close()
+	}
+	w.conns = nil
 }

@@ -75,6 +75,7 @@ func wait(ctx context.Context, d time.Duration) bool {
 // succeeds. It returns when ctx ends or dial reports ErrStop.
 func (s *Set) Supervise(ctx context.Context, name string, sink Sink, dial Dialer, bo Backoff) {
 	log := s.logger.With("browser", name)
+	connected := false // a connection was up before
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			d := bo.delay(attempt - 1)
@@ -99,7 +100,12 @@ func (s *Set) Supervise(ctx context.Context, name string, sink Sink, dial Dialer
 			log.Warn("cannot connect to the browser; will retry", "err", err)
 			continue
 		}
-		log.Info("browser connected")
+		if connected {
+			log.Info("browser reconnected: the tools its tabs register are live again")
+		} else {
+			log.Info("browser connected")
+		}
+		connected = true
 		attempt = 0
 		var why error
 		select {
