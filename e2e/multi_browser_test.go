@@ -224,6 +224,7 @@ func TestMultiBrowserBlip(t *testing.T) {
 	wire := startWire(t, strings.TrimPrefix(p.srv.URL, "http://"))
 	t.Setenv("WEBMCP_CDP_BROWSER_HEADER", "b=Authorization: Bearer "+proxyBearer)
 	c := start(t, "attach", "--state-dir", "", "--browser", "a="+urlA, "--browser", "b=http://"+wire.addr+"/?token="+proxyToken)
+	c.tools() // answered once each browser's first attempt to connect is over
 	echo := map[string]string{}
 	for _, b := range []string{"a", "b"} {
 		c.callOK("webmcp_open_tab", map[string]any{"url": sites[b] + "/current/", "browser": b})

@@ -91,7 +91,11 @@ func (s *Set) Supervise(ctx context.Context, name string, sink Sink, dial Dialer
 		if err != nil {
 			cancel()
 			g.close()
-			if ctx.Err() != nil || errors.Is(err, ErrStop) {
+			if ctx.Err() != nil {
+				s.setState(name, StateStopped, ctx.Err(), nil)
+				return
+			}
+			if errors.Is(err, ErrStop) {
 				s.setState(name, StateStopped, err, nil)
 				log.Error("giving up on the browser", "err", err)
 				return
