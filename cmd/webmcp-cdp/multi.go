@@ -53,7 +53,7 @@ func (f *endpointFlags) named() ([]namedEndpoint, error) {
 	index := map[string]int{}
 	for _, v := range f.browsers {
 		name, raw, ok := strings.Cut(v, "=")
-		if !ok {
+		if !ok || strings.ContainsAny(name, ":/@?") { // a URL without a name
 			return nil, usageError(fmt.Errorf("--browser %q: give NAME=URL, such as --browser local=http://127.0.0.1:9222", cdp.RedactURL(v)))
 		}
 		if err := multi.CheckName(name); err != nil {
@@ -63,7 +63,7 @@ func (f *endpointFlags) named() ([]namedEndpoint, error) {
 			return nil, usageError(fmt.Errorf("--browser: the name %q is given twice; give each browser its own name", name))
 		}
 		u, err := url.Parse(raw)
-		if err != nil {
+		if err != nil || u.Host == "" {
 			return nil, usageError(fmt.Errorf("--browser %s: the URL does not parse; give http(s)://host:port or ws(s)://...", name))
 		}
 		ne := namedEndpoint{name: name}
