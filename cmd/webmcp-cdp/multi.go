@@ -165,6 +165,13 @@ func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backen
 		d.f, d.backend, d.logger, d.first = &bf.serve, backend, logger.With("browser", d.ne.name), first.Done
 		supervisors.Go(func() { set.Supervise(ctx, d.ne.name, sink, d.dial, multi.DefaultBackoff()) })
 	}
+	// Every browser given up (a launch that failed, a fatal browser error):
+	// nothing is left to serve.
+	gone := make(chan struct{})
+	go func() {
+		supervisors.Wait()
+		close(gone)
+	}()
 	go func() {
 		defer close(firstList)
 		first.Wait()
@@ -182,6 +189,8 @@ func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backen
 		select {
 		case err := <-runStdio(ctx, srv.MCP(), srv):
 			return err
+		case <-gone:
+			return allGone(ctx, set)
 		case <-ctx.Done():
 			slog.Info("interrupted; stopping")
 			return nil
@@ -206,10 +215,26 @@ func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backen
 	select {
 	case err := <-errc:
 		return &exitError{code: 2, err: err}
+	case <-gone:
+		return allGone(ctx, set)
 	case <-ctx.Done():
 		slog.Info("interrupted; stopping")
 		return nil
 	}
+}
+
+// allGone is the end of runMulti once every browser was given up: nil when
+// ctx ended (that is why), else exit code 2 with each browser's reason.
+func allGone(ctx context.Context, set *multi.Set) error {
+	if ctx.Err() != nil {
+		slog.Info("interrupted; stopping")
+		return nil
+	}
+	var errs []error
+	for _, st := range set.Statuses() {
+		errs = append(errs, fmt.Errorf("browser %s: %s", st.Name, st.Error))
+	}
+	return &exitError{code: 2, err: fmt.Errorf("every browser is gone: %w", errors.Join(errs...))}
 }
 
 // launchedName is the name of the browser launch starts, among --browser's.
@@ -236,6 +261,7 @@ type multiDialer struct {
 	launch   *cdp.LaunchOptions
 	urls     []string
 	relaunch bool
+	started  bool // a browser was up once (only the supervisor's goroutine)
 	// first is called once the first attempt is over: failed, or connected
 	// and its open tabs read, or its start pages loaded (at most
 	// --wait-tools).
@@ -259,11 +285,14 @@ func (d *multiDialer) dial(ctx context.Context, a *multi.Attempt) (<-chan error,
 	}
 	if err != nil {
 		d.firstOnce.Do(d.first)
-		if d.launch != nil && !d.relaunch {
+		// A browser that launch cannot start at all (no Chrome, bad flags)
+		// is not tried again; one that started before is, with --relaunch.
+		if d.launch != nil && (!d.relaunch || !d.started) {
 			err = fmt.Errorf("%w: %w", multi.ErrStop, err)
 		}
 		return nil, err
 	}
+	d.started = true
 	lost := make(chan error, 1)
 	go func() {
 		if proc != nil {
