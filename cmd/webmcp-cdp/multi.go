@@ -153,9 +153,12 @@ func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backen
 	defer supervisors.Wait() // each detaches from its browser
 	defer cancel()
 	var dialers []*multiDialer
+	// started gets the first start of launch's browser: nil, or why it
+	// could not start, which ends launch as it does with one browser.
+	started := make(chan error, 1)
 	if launched != nil {
 		opts := launched.opts
-		dialers = append(dialers, &multiDialer{ne: namedEndpoint{name: launchedName}, launch: &opts, urls: urls, relaunch: launched.relaunch})
+		dialers = append(dialers, &multiDialer{ne: namedEndpoint{name: launchedName}, launch: &opts, urls: urls, relaunch: launched.relaunch, startedC: started})
 	}
 	for _, ne := range eps {
 		dialers = append(dialers, &multiDialer{ne: ne, reload: reload})
@@ -185,6 +188,16 @@ func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backen
 			}
 		}
 	}()
+	if launched != nil {
+		select {
+		case err := <-started:
+			if err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return nil
+		}
+	}
 	if bf.http.addr == "" {
 		select {
 		case err := <-runStdio(ctx, srv.MCP(), srv):
@@ -262,6 +275,8 @@ type multiDialer struct {
 	urls     []string
 	relaunch bool
 	started  bool // a browser was up once (only the supervisor's goroutine)
+	// startedC, when set, gets the first attempt's error (nil when up).
+	startedC chan<- error
 	// first is called once the first attempt is over: failed, or connected
 	// and its open tabs read, or its start pages loaded (at most
 	// --wait-tools).
@@ -288,9 +303,15 @@ func (d *multiDialer) dial(ctx context.Context, a *multi.Attempt) (<-chan error,
 		// A browser that launch cannot start at all (no Chrome, bad flags)
 		// is not tried again; one that started before is, with --relaunch.
 		if d.launch != nil && (!d.relaunch || !d.started) {
+			if !d.started && d.startedC != nil {
+				d.startedC <- err
+			}
 			err = fmt.Errorf("%w: %w", multi.ErrStop, err)
 		}
 		return nil, err
+	}
+	if !d.started && d.startedC != nil {
+		d.startedC <- nil
 	}
 	d.started = true
 	lost := make(chan error, 1)
