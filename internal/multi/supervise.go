@@ -3,6 +3,7 @@ package multi
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 )
@@ -79,7 +80,13 @@ func (s *Set) Supervise(ctx context.Context, name string, sink Sink, dial Dialer
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			d := bo.delay(attempt - 1)
-			log.Info("reconnecting to the browser", "in", d.Round(time.Millisecond), "attempt", attempt)
+			// The first retry of a streak is told, the rest only in debug:
+			// a browser down for hours must not flood the log.
+			level := slog.LevelInfo
+			if attempt > 1 {
+				level = slog.LevelDebug
+			}
+			log.Log(ctx, level, "reconnecting to the browser", "in", d.Round(time.Millisecond), "attempt", attempt)
 			if !wait(ctx, d) {
 				s.setState(name, StateStopped, ctx.Err(), nil)
 				return
@@ -101,7 +108,11 @@ func (s *Set) Supervise(ctx context.Context, name string, sink Sink, dial Dialer
 				return
 			}
 			s.setState(name, StateConnecting, err, nil)
-			log.Warn("cannot connect to the browser; will retry", "err", err)
+			level := slog.LevelWarn
+			if attempt > 0 {
+				level = slog.LevelDebug
+			}
+			log.Log(ctx, level, "cannot connect to the browser; will retry with backoff", "err", err, "attempt", attempt, "max_wait", bo.Max)
 			continue
 		}
 		if connected {
