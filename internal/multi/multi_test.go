@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
+
+// quiet is the sets' logger in tests.
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // fakeMember records what it was asked, as "Method arg".
 type fakeMember struct {
@@ -102,7 +106,7 @@ func (s *recSink) expect(t *testing.T, want string) {
 // sinks.
 func upSet(t *testing.T, sink Sink, members map[string]*fakeMember, order ...string) (*Set, map[string]*memberSink) {
 	t.Helper()
-	s, err := New(order, nil)
+	s, err := New(order, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +225,7 @@ func TestOpen(t *testing.T) {
 // fail are retried, and the new connection's reports flow again.
 func TestSupervise(t *testing.T) {
 	rec := newRecSink()
-	s, err := New([]string{"c"}, nil)
+	s, err := New([]string{"c"}, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,16 +237,20 @@ func TestSupervise(t *testing.T) {
 	fails := 1 // the attempt after the drop fails once
 	dial := func(ctx context.Context, a *Attempt) (<-chan error, error) {
 		c := conn{sink: a.Sink(), lost: make(chan error, 1)}
+		fail := s.Statuses()[0].Drops == 1 && fails > 0
+		if fail {
+			fails--
+		} else {
+			a.Up(&fakeMember{}) // before the test hears of the attempt
+		}
 		select {
 		case attempts <- c:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		if s.Statuses()[0].Drops == 1 && fails > 0 {
-			fails--
+		if fail {
 			return nil, errors.New("connection refused")
 		}
-		a.Up(&fakeMember{})
 		return c.lost, nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -279,7 +287,7 @@ func TestSupervise(t *testing.T) {
 
 // TestSuperviseStops: ErrStop from the connection ends the supervision.
 func TestSuperviseStops(t *testing.T) {
-	s, err := New([]string{"a"}, nil)
+	s, err := New([]string{"a"}, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
