@@ -24,6 +24,8 @@ func TestCLI(t *testing.T) {
 		{name: "attach to nothing", args: []string{"attach", "--browser-url", "http://127.0.0.1:1"}, wantCode: 1, wantStderr: "is Chrome running with --remote-debugging-port?"},
 		{name: "attach to a bad URL", args: []string{"attach", "--browser-url", "localhost:9222"}, wantCode: 1, wantStderr: "is not an http:// URL"},
 		{name: "missing browser", args: []string{"launch", "--chrome", "/nonexistent/chromium"}, wantCode: 1, wantStderr: "/nonexistent/chromium"},
+		{name: "missing browser, --relaunch", args: []string{"launch", "--relaunch", "--chrome", "/nonexistent/chromium"}, wantCode: 1, wantStderr: "/nonexistent/chromium"},
+		{name: "--browser without a name", args: []string{"attach", "--browser", "http://127.0.0.1:1/?token=T0KEN"}, wantCode: 2, wantStderr: "give NAME=URL"},
 		{name: "bad timeout", args: []string{"launch", "--call-timeout", "-1s"}, wantCode: 1, wantStderr: "--call-timeout -1s: must be positive"},
 	}
 	for _, tt := range tests {

@@ -157,6 +157,13 @@ func startChrome(t testing.TB, url string) string {
 // browser's process group.
 func startChromeKillable(t testing.TB, url string) (string, func()) {
 	t.Helper()
+	return startChromeOnPort(t, url, 0)
+}
+
+// startChromeOnPort is startChromeKillable with the debugging port given
+// (0 lets the browser pick one), so a browser can come back where it was.
+func startChromeOnPort(t *testing.T, url string, port int) (string, func()) {
+	t.Helper()
 	exe, err := cdp.FindChrome("")
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +171,7 @@ func startChromeKillable(t testing.TB, url string) (string, func()) {
 	profile := t.TempDir()
 	args := []string{"--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--remote-debugging-port=0", "--user-data-dir=" + profile, url}
+		"--remote-debugging-port=" + strconv.Itoa(port), "--user-data-dir=" + profile, url}
 	if os.Geteuid() == 0 {
 		args = append(args, "--no-sandbox")
 	}
@@ -177,7 +184,16 @@ func startChromeKillable(t testing.TB, url string) (string, func()) {
 	portFile := filepath.Join(profile, "DevToolsActivePort")
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if f, err := os.Open(portFile); err == nil {
+		if port != 0 {
+			// With the port given, Chrome writes no DevToolsActivePort.
+			u := "http://127.0.0.1:" + strconv.Itoa(port)
+			if resp, err := http.Get(u + "/json/version"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return u, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+				}
+			}
+		} else if f, err := os.Open(portFile); err == nil {
 			sc := bufio.NewScanner(f)
 			sc.Scan()
 			port := strings.TrimSpace(sc.Text())

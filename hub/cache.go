@@ -18,12 +18,14 @@ func (h *Hub) cacheToolLocked(d core.Source, tl core.Tool, dirty map[string]bool
 	if !cacheFlag(tl) {
 		if e != nil {
 			delete(h.cache, id)
-			h.markDirtyLocked()
+			if !e.lost { // a lost entry was never in the state file
+				h.markDirtyLocked()
+			}
 		}
 		return
 	}
 	now := time.Now()
-	if e != nil && e.URL == d.URL && e.Backend == string(d.Backend) && sameTool(e.Tool.tool(), tl) {
+	if e != nil && !e.lost && e.URL == d.URL && e.Backend == string(d.Backend) && sameTool(e.Tool.tool(), tl) {
 		if now.Sub(e.Seen) > time.Minute {
 			e.Seen = now
 			h.markDirtyLocked()
@@ -89,7 +91,9 @@ func (h *Hub) saveLoop(done chan struct{}) {
 		h.dirty = false
 		entries := make([]cacheEntry, 0, len(h.cache))
 		for _, e := range h.cache {
-			entries = append(entries, *e)
+			if !e.lost {
+				entries = append(entries, *e)
+			}
 		}
 		h.mu.Unlock()
 		sort.Slice(entries, func(i, j int) bool {

@@ -172,17 +172,34 @@ func (h *Hub) buildGroupLocked(g *group) *groupOut {
 		return out
 	}
 	plainOf := h.plainHoldersLocked(g.id, g.cands)
+	browsers := spansBrowsers(g.cands)
 	for _, c := range g.cands {
 		tid := "t\x00" + c.tab.id + "\x00" + g.id
 		if plainOf[c.tab.id] != frameOf(c.doc) {
 			tid += "\x00" + frameOf(c.doc)
 		}
-		tname := h.names.alloc(tid, naturalName(site, "tab"+strconv.Itoa(c.tab.n), g.tool), "", []string{c.tab.id}, false)
+		seg := "tab" + strconv.Itoa(c.tab.n)
+		if browsers {
+			// Two browsers serve the site: say which one in the name.
+			seg = c.doc.Browser + "_" + seg
+		}
+		tname := h.names.alloc(tid, naturalName(site, seg, g.tool), "", []string{c.tab.id}, false)
 		h.routes[tname] = &route{cands: []candidate{c}}
 		out.resIDs = append(out.resIDs, tid)
 		out.tools = append(out.tools, h.liveToolLocked(tname, site, []candidate{c}))
 	}
 	return out
+}
+
+// spansBrowsers reports whether cands are in more than one browser (one
+// hub over several, internal/multi).
+func spansBrowsers(cands []candidate) bool {
+	for _, c := range cands[1:] {
+		if c.doc.Browser != cands[0].doc.Browser {
+			return true
+		}
+	}
+	return false
 }
 
 // frameOf names a document's frame, or the document when the frame is
@@ -247,7 +264,7 @@ func (h *Hub) siteToolLocked(name, site string, g *group) RoutedTool {
 func (h *Hub) liveToolLocked(name, site string, cands []candidate) RoutedTool {
 	c := h.pickLocked(cands)
 	src := core.Provenance{
-		Tool: c.tool, Origin: c.doc.Origin, URL: c.doc.URL, Tab: c.tab.n, Frame: c.doc.Frame, Backend: c.doc.Backend,
+		Tool: c.tool, Origin: c.doc.Origin, URL: c.doc.URL, Tab: c.tab.n, Frame: c.doc.Frame, Backend: c.doc.Backend, Browser: c.doc.Browser,
 		Site: site, Holders: len(cands), Active: c.tab.id == h.active,
 	}
 	if len(cands) > 1 {

@@ -163,6 +163,7 @@ type tab struct {
 	used atomic.Uint64
 
 	url, title string
+	browser    string          // SetTabBrowser
 	budget     *rate.Limiter   // registrations of new tool names (newRegistrationBudget)
 	known      map[string]bool // entryIDs registered in this tab
 	refused    map[string]bool // refusals logged for this tab

@@ -55,6 +55,10 @@ type cacheEntry struct {
 	Tool savedTool `json:"tool"`
 	// Seen is the last time an open page had the tool.
 	Seen time.Time `json:"seen"`
+	// lost: the tool has no annotations.cache; it is cached only because
+	// its browser's connection was lost (TabLost). Never written to the
+	// state file; it goes when the tool is live again.
+	lost bool
 }
 
 // savedTool is a Tool as the state file holds it.

@@ -3,6 +3,9 @@ package hub
 import (
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // TabOpened records a tab, or updates its URL and title.
@@ -67,6 +70,33 @@ func (h *Hub) markUsed(t *tab) {
 // TabClosed forgets a tab and every document in it. Its cached tools stay.
 func (h *Hub) TabClosed(id string) {
 	h.mu.Lock()
+	h.closeTabLocked(id)
+}
+
+// TabLost forgets a tab whose browser's connection was lost (not closed by
+// anyone: it may come back when the browser does). Every tool of its
+// documents stays listed as cached, with or without annotations.cache,
+// until a page has it again; those without the flag are kept in memory
+// only, never in the state file.
+func (h *Hub) TabLost(id string) {
+	h.mu.Lock()
+	now := time.Now()
+	for _, d := range h.docs {
+		if d.Tab != id || d.Backend == core.BackendMCPB {
+			continue
+		}
+		for name, tl := range d.tools {
+			eid := entryID(d.Origin, name)
+			if h.cache[eid] == nil && len(h.cache) < maxCachedTools {
+				h.cache[eid] = &cacheEntry{Origin: d.Origin, URL: d.URL, Backend: string(d.Backend), Tool: saveTool(tl), Seen: now, lost: true}
+			}
+		}
+	}
+	h.closeTabLocked(id)
+}
+
+// closeTabLocked is TabClosed with h.mu held; it unlocks.
+func (h *Hub) closeTabLocked(id string) {
 	if _, ok := h.tabs[id]; !ok {
 		h.mu.Unlock()
 		return
@@ -93,6 +123,18 @@ func (h *Hub) TabClosed(id string) {
 		h.wakeLocked() // the tabs changed even if the listing did not
 	}
 	h.finish(changed)
+}
+
+// SetTabBrowser records the name of the browser a tab is in, when one hub
+// serves several (internal/multi): webmcp_list_tabs and the status page
+// show it.
+func (h *Hub) SetTabBrowser(id, browser string) {
+	h.mu.Lock()
+	if t, ok := h.tabs[id]; ok && t.browser != browser {
+		t.browser = browser
+		h.wakeLocked()
+	}
+	h.mu.Unlock()
 }
 
 // tabOpenLocked reports whether a tab is open.
@@ -140,6 +182,9 @@ type TabInfo struct {
 	// URL and Title are the tab's.
 	URL   string `json:"url"`
 	Title string `json:"title,omitempty"`
+	// Browser is the name of the browser the tab is in, when one hub
+	// serves several.
+	Browser string `json:"browser,omitempty"`
 	// Active says the tab is the one site-level names go to first.
 	Active bool `json:"active,omitempty"`
 	// Tools are the routed names that reach this tab.
@@ -171,7 +216,7 @@ func (h *Hub) Tabs() []TabInfo {
 	byID := make(map[string]*TabInfo, len(h.tabs))
 	out := make([]*TabInfo, 0, len(h.tabs))
 	for _, t := range h.tabs {
-		ti := &TabInfo{N: t.n, ID: t.id, URL: t.url, Title: t.title, Active: t.id == h.active, Tools: []string{}}
+		ti := &TabInfo{N: t.n, ID: t.id, URL: t.url, Title: t.title, Browser: t.browser, Active: t.id == h.active, Tools: []string{}}
 		byID[t.id] = ti
 		out = append(out, ti)
 	}

@@ -10,7 +10,7 @@ func newAttach() *cobra.Command {
 	bf := browserFlags{relay: &relayFlags{}}
 	var af autoConnectFlags // autoconnect.go
 	cmd := &cobra.Command{
-		Use:   "attach [--auto-connect | --browser-url URL | --ws-endpoint WS] [URL...]",
+		Use:   "attach [--auto-connect | --browser-url URL | --ws-endpoint WS | --browser NAME=URL...] [URL...]",
 		Short: "Connect to a Chrome started with --remote-debugging-port and serve its tabs' WebMCP tools over MCP on stdio",
 		Long: "attach follows every tab of a running Chrome. It never closes, reloads or navigates a tab of yours\n" +
 			"unless asked: --reload-existing reloads the tabs that loaded before it attached (their early\n" +
@@ -22,6 +22,13 @@ func newAttach() *cobra.Command {
 			}
 			if urls, err = startURLs(urls); err != nil {
 				return usageError(err)
+			}
+			named, err := ef.named()
+			if err != nil {
+				return err
+			}
+			if len(named) > 0 {
+				return runMulti(cmd.Context(), named, &bf, backend, reload, urls, nil)
 			}
 			ep, err := ef.endpoint()
 			if err != nil {
@@ -53,8 +60,12 @@ func newAttach() *cobra.Command {
 		},
 	}
 	ef.register(cmd)
+	for _, other := range []string{"browser-url", "ws-endpoint", "header"} {
+		cmd.MarkFlagsMutuallyExclusive("browser", other)
+	}
 	cmd.Flags().BoolVar(&reload, "reload-existing", false, "reload the tabs that loaded before attaching, so their tools are seen")
 	af.register(cmd)
+	cmd.MarkFlagsMutuallyExclusive("browser", "auto-connect")
 	bf.register(cmd.Flags())
 	cmd.MarkFlagsMutuallyExclusive("relay", "http")
 	return cmd

@@ -130,7 +130,7 @@ func applyConfig(cmd *cobra.Command, getenv func(string) string) error {
 // lineFlags are the repeatable flags whose values hold spaces (a header
 // such as "Authorization: Bearer T"): their environment value has one per
 // line.
-func lineFlags(name string) bool { return name == "header" }
+func lineFlags(name string) bool { return name == "header" || name == "browser-header" }
 
 // envList splits the environment value of a repeatable flag: on spaces
 // (a browser flag may hold commas: --enable-features=A,B), and on commas too

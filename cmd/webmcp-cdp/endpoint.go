@@ -15,6 +15,10 @@ type endpointFlags struct {
 	wsEndpoint string
 	headers    []string
 	caFile     string
+	// Several browsers (multi.go): --browser NAME=URL, --browser-header
+	// NAME='Name: value'.
+	browsers       []string
+	browserHeaders []string
 }
 
 func (f *endpointFlags) register(cmd *cobra.Command) {
@@ -24,6 +28,7 @@ func (f *endpointFlags) register(cmd *cobra.Command) {
 	fs.StringArrayVar(&f.headers, "header", nil, "an HTTP header 'Name: value' sent to the endpoint (/json/version and the WebSocket upgrade), repeatable; from the environment one per line in WEBMCP_CDP_HEADER, so tokens stay out of the command line; values are never logged")
 	fs.StringVar(&f.caFile, "ca-file", "", "a PEM file of certificate authorities to trust for https:// and wss:// endpoints, besides the system's")
 	cmd.MarkFlagsMutuallyExclusive("browser-url", "ws-endpoint")
+	f.registerMulti(cmd, false)
 }
 
 // given reports whether an endpoint was given.

@@ -51,6 +51,8 @@ func (f *launchFlags) options(backend polyfill.Backend) cdp.LaunchOptions {
 
 func newLaunch() *cobra.Command {
 	var lf launchFlags
+	var ef endpointFlags // --browser, --browser-header, --ca-file (multi.go)
+	var relaunch bool
 	bf := browserFlags{relay: &relayFlags{}}
 	cmd := &cobra.Command{
 		Use:   "launch [flags] [URL...]",
@@ -64,6 +66,14 @@ func newLaunch() *cobra.Command {
 				return usageError(err)
 			}
 			ctx := cmd.Context()
+			named, err := ef.named()
+			if err != nil {
+				return err
+			}
+			if relaunch || len(named) > 0 {
+				bf.serve.viewport = lf.viewport
+				return runMulti(ctx, named, &bf, backend, false, urls, &launchedBrowser{opts: lf.options(backend), relaunch: relaunch})
+			}
 			proc, err := cdp.Launch(ctx, lf.options(backend))
 			if err != nil {
 				return err
@@ -87,6 +97,8 @@ func newLaunch() *cobra.Command {
 		},
 	}
 	lf.register(cmd)
+	ef.registerMulti(cmd, true)
+	cmd.Flags().BoolVar(&relaunch, "relaunch", false, "start the browser again when it exits or crashes, and reopen the URLs; its tools stay listed as cached meanwhile")
 	bf.register(cmd.Flags())
 	cmd.MarkFlagsMutuallyExclusive("relay", "http")
 	cmd.MarkFlagsMutuallyExclusive("chrome", "channel")

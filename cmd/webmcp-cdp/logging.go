@@ -225,6 +225,15 @@ func (t *tabLog) TabOpened(id, url, title string) {
 	}
 }
 
+// TabLost implements what internal/multi asks of its sink: a tab of a
+// browser whose connection dropped (its tools stay cached).
+func (t *tabLog) TabLost(id string) {
+	t.mu.Lock()
+	delete(t.tabs, id)
+	t.mu.Unlock()
+	t.Hub.TabLost(id)
+}
+
 // TabClosed implements cdp.Sink.
 func (t *tabLog) TabClosed(id string) {
 	t.mu.Lock()

@@ -127,6 +127,51 @@ func (f *serveFlags) check() (polyfill.Backend, error) {
 	return b, nil
 }
 
+// cdpOptions are the options of each browser followed.
+func (f *serveFlags) cdpOptions(backend polyfill.Backend, reloadExisting bool, logger *slog.Logger) cdp.Options {
+	return cdp.Options{
+		Backend:        backend,
+		Limits:         cdp.Limits{MaxTools: f.maxTools, MaxResult: f.maxResultBytes, MaxDescription: f.maxDescBytes, MaxSchema: f.maxSchemaBytes},
+		ReloadExisting: reloadExisting,
+		UserAgent:      f.userAgent,
+		ViewportWidth:  f.viewport.w,
+		ViewportHeight: f.viewport.h,
+		Logger:         logger,
+	}
+}
+
+// hubOptions are the hub's options.
+func (f *serveFlags) hubOptions(logger *slog.Logger) hub.Options {
+	return hub.Options{
+		CallTimeout:       f.callTimeout,
+		MaxResultBytes:    f.maxResultBytes,
+		MaxInflightPerTab: f.maxInflight,
+		Limits: hub.Limits{
+			ToolsPerDocument:       f.maxTools,
+			DescriptionBytes:       f.maxDescBytes,
+			SchemaBytes:            f.maxSchemaBytes,
+			NameLength:             f.maxNameLength,
+			RegistrationsPerMinute: f.maxRegsPerMinute,
+		},
+		Origins:  f.origins,
+		StateDir: f.stateDir,
+		CacheTTL: f.cacheTTL,
+		Logger:   logger,
+	}
+}
+
+// serverOptions are the MCP server's options, but for Tabs and FirstList.
+func (f *serveFlags) serverOptions(logger *slog.Logger) mcpserver.Options {
+	return mcpserver.Options{
+		Version:     version,
+		Logger:      logger,
+		Dialogs:     mcpserver.DialogPolicy(f.dialogs),
+		Confirm:     mcpserver.ConfirmPolicy(f.confirm),
+		CallTimeout: f.callTimeout,
+		List:        f.listing,
+	}
+}
+
 // session is a browser being served: the instrumented browser, the hub and
 // the MCP server over it.
 type session struct {
@@ -147,15 +192,7 @@ type session struct {
 // server over it.
 func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend polyfill.Backend, reloadExisting bool) (*session, error) {
 	logger := slog.Default()
-	b, err := cdp.NewBrowser(conn, cdp.Options{
-		Backend:        backend,
-		Limits:         cdp.Limits{MaxTools: f.maxTools, MaxResult: f.maxResultBytes, MaxDescription: f.maxDescBytes, MaxSchema: f.maxSchemaBytes},
-		ReloadExisting: reloadExisting,
-		UserAgent:      f.userAgent,
-		ViewportWidth:  f.viewport.w,
-		ViewportHeight: f.viewport.h,
-		Logger:         logger,
-	})
+	b, err := cdp.NewBrowser(conn, f.cdpOptions(backend, reloadExisting, logger))
 	if err != nil {
 		return nil, err
 	}
@@ -165,30 +202,8 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 		}
 		logger.Warn("--ignore-https-errors: the browser loads pages whose certificate is not valid, in every tab")
 	}
-	h := hub.New(b, hub.Options{
-		CallTimeout:       f.callTimeout,
-		MaxResultBytes:    f.maxResultBytes,
-		MaxInflightPerTab: f.maxInflight,
-		Limits: hub.Limits{
-			ToolsPerDocument:       f.maxTools,
-			DescriptionBytes:       f.maxDescBytes,
-			SchemaBytes:            f.maxSchemaBytes,
-			NameLength:             f.maxNameLength,
-			RegistrationsPerMinute: f.maxRegsPerMinute,
-		},
-		Origins:  f.origins,
-		StateDir: f.stateDir,
-		CacheTTL: f.cacheTTL,
-		Logger:   logger,
-	})
-	opts := mcpserver.Options{
-		Version:     version,
-		Logger:      logger,
-		Dialogs:     mcpserver.DialogPolicy(f.dialogs),
-		Confirm:     mcpserver.ConfirmPolicy(f.confirm),
-		CallTimeout: f.callTimeout,
-		List:        f.listing,
-	}
+	h := hub.New(b, f.hubOptions(logger))
+	opts := f.serverOptions(logger)
 	if !f.noTabTools {
 		opts.Tabs = b
 	}

@@ -47,10 +47,22 @@ type HTTPOptions struct {
 	// tabs' current titles by tab id, for the status page.
 	Browser string
 	Titles  func(ctx context.Context) (map[string]string, error)
+	// Browsers, when the server serves several browsers, returns their
+	// states: the status page lists them and groups the tabs by browser.
+	Browsers func() []BrowserStatus
 	// StatusLink is told the status page's address once listening: with a
 	// Token, a one-time link (and again when someone asks for the page
 	// without one). Default: the log.
 	StatusLink func(url string)
+}
+
+// BrowserStatus is one of several browsers served, for the status page.
+type BrowserStatus struct {
+	// Name is the browser's short name; State is "up", "connecting" or
+	// "stopped", and Error why it is not up.
+	Name, State, Error string
+	// Drops counts the connections it lost.
+	Drops int
 }
 
 // DefaultReadTimeout is HTTPOptions.ReadTimeout's default.

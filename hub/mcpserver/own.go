@@ -26,6 +26,7 @@ var (
 	schemaTab       = json.RawMessage(`{"type":"object","properties":{"tab":{"type":"integer"}},"required":["tab"]}`)
 	schemaTabWait   = json.RawMessage(`{"type":"object","properties":{"tab":{"type":"integer"},"wait_ms":{"type":"integer"}},"required":["tab"]}`)
 	schemaOpen      = json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"},"wait_ms":{"type":"integer"}},"required":["url"]}`)
+	schemaOpenIn    = json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"},"browser":{"type":"string"},"wait_ms":{"type":"integer"}},"required":["url"]}`)
 	schemaCall      = json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"arguments":{"type":"object"}},"required":["name"]}`)
 	schemaListTools = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"integer"},"schema":{"type":"boolean"}}}`)
 )
@@ -35,8 +36,11 @@ type tabArgs struct {
 }
 
 type openArgs struct {
-	URL    string `json:"url"`
-	WaitMS int    `json:"wait_ms,omitempty"`
+	URL string `json:"url"`
+	// Browser names the browser to open it in, when the server serves
+	// several (BrowserOpener).
+	Browser string `json:"browser,omitempty"`
+	WaitMS  int    `json:"wait_ms,omitempty"`
 }
 
 type callArgs struct {
@@ -172,11 +176,26 @@ func (s *Server) addOwnTools() {
 	if s.opts.Tabs == nil {
 		return
 	}
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_open_tab", InputSchema: schemaOpen,
-		Description: "Open a URL in a new tab; returns its tools once the page has them."},
+	openTool := &mcp.Tool{Name: "webmcp_open_tab", InputSchema: schemaOpen,
+		Description: "Open a URL in a new tab; returns its tools once the page has them."}
+	bo, several := s.opts.Tabs.(BrowserOpener)
+	if several {
+		openTool.InputSchema = schemaOpenIn
+		openTool.Description = "Open a URL in a new tab of a browser (default: the one that had the site, else the first; webmcp_list_tabs names them); returns its tools once the page has them."
+	}
+	mcp.AddTool(s.mcp, openTool,
 		func(ctx context.Context, _ *mcp.CallToolRequest, in openArgs) (*mcp.CallToolResult, any, error) {
 			wait := toolWait(in.WaitMS)
-			id, err := s.opts.Tabs.Open(ctx, in.URL)
+			var id string
+			var err error
+			switch {
+			case in.Browser == "":
+				id, err = s.opts.Tabs.Open(ctx, in.URL)
+			case several:
+				id, err = bo.OpenIn(ctx, in.Browser, in.URL)
+			default:
+				return nil, nil, errors.New("this server serves one browser: call webmcp_open_tab without browser")
+			}
 			if err != nil && id != "" {
 				return nil, nil, s.openFailed(ctx, id, in.URL, err)
 			}

@@ -50,10 +50,14 @@ const maxTaggedTabs = 4
 // tool's description: "[site · tab N]", "[site · tab N · active]",
 // "[site · tab N (2 frames) · goes to the latest]", "[site · tabs 1, 2 ·
 // goes to tab 2 (active)]", "[site · 12 tabs · goes to tab 3 (latest)]" or
-// "[site · cached]".
+// "[site · cached]"; with several browsers, "browser NAME · " follows the
+// site.
 func Tag(p core.Provenance) string {
 	var tag strings.Builder
 	tag.WriteString("[" + p.Site + " · ")
+	if p.Browser != "" {
+		tag.WriteString("browser " + p.Browser + " · ")
+	}
 	switch {
 	case p.Cached:
 		tag.WriteString("cached")

@@ -29,6 +29,12 @@ type Tabs interface {
 	Reload(ctx context.Context, tab string) error
 }
 
+// BrowserOpener is Tabs over several browsers (internal/multi.Set): then
+// webmcp_open_tab takes an optional browser name.
+type BrowserOpener interface {
+	OpenIn(ctx context.Context, browser, url string) (string, error)
+}
+
 // Options configures a Server.
 type Options struct {
 	// Version is reported to clients.

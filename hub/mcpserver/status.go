@@ -92,9 +92,13 @@ button{font:inherit;margin-right:.5rem}.err{color:#f88}.ok{color:#8f8}.muted{col
 <table id="clients"><tr><th>client</th><th>version</th><th>session</th></tr>
 {{range .Clients}}<tr><td>{{.Name}}</td><td>{{.Version}}</td><td><code>{{.Session}}</code></td></tr>
 {{else}}<tr><td colspan="3" class="muted">no client connected</td></tr>{{end}}</table>
+{{if .Browsers}}<h2>Browsers</h2>
+<table id="browsers"><tr><th>browser</th><th>state</th><th>drops</th><th>why not up</th></tr>
+{{range .Browsers}}<tr><td><code>{{.Name}}</code></td><td>{{if eq .State "up"}}<span class="ok">up</span>{{else}}<span class="err">{{.State}}</span>{{end}}</td><td>{{.Drops}}</td><td>{{.Error}}</td></tr>
+{{end}}</table>{{end}}
 <h2>Tabs</h2>
 <table id="tabs"><tr><th>tab</th><th>title</th><th>URL</th><th>tools</th><th>page servers (MCP-B)</th></tr>
-{{range .Tabs}}<tr><td>{{.N}}{{if .Active}} (active){{end}}</td><td class="title">{{if .Title}}{{.Title}}{{else}}<span class="muted">no title</span>{{end}}</td><td><code>{{.URL}}</code></td><td>{{range .Tools}}<code>{{.}}</code><br>{{else}}<span class="muted">none</span>{{end}}</td><td class="servers">{{range .Servers}}<div class="server"><code>{{.Channel}}</code> {{if eq .Kind "iframe"}}<span class="muted">in an iframe of <code>{{.FrameOrigin}}</code></span> {{end}}{{count .Tools "tool" "tools"}}, {{count .Resources "resource" "resources"}}, {{count .Templates "template" "templates"}}, {{count .Prompts "prompt" "prompts"}}</div>{{else}}<span class="muted">none</span>{{end}}</td></tr>
+{{range .Tabs}}<tr><td>{{if .Browser}}<code>{{.Browser}}</code> · {{end}}{{.N}}{{if .Active}} (active){{end}}</td><td class="title">{{if .Title}}{{.Title}}{{else}}<span class="muted">no title</span>{{end}}</td><td><code>{{.URL}}</code></td><td>{{range .Tools}}<code>{{.}}</code><br>{{else}}<span class="muted">none</span>{{end}}</td><td class="servers">{{range .Servers}}<div class="server"><code>{{.Channel}}</code> {{if eq .Kind "iframe"}}<span class="muted">in an iframe of <code>{{.FrameOrigin}}</code></span> {{end}}{{count .Tools "tool" "tools"}}, {{count .Resources "resource" "resources"}}, {{count .Templates "template" "templates"}}, {{count .Prompts "prompt" "prompts"}}</div>{{else}}<span class="muted">none</span>{{end}}</td></tr>
 {{else}}<tr><td colspan="5" class="muted">no tabs</td></tr>{{end}}</table>
 <h2>Last calls</h2>
 <table id="calls"><tr><th>when</th><th>tool</th><th>tab</th><th>took</th><th>result</th></tr>
@@ -124,12 +128,14 @@ type statusClient struct {
 
 // statusHandler serves the status page and guards it when a token is set.
 type statusHandler struct {
-	s        *Server
-	token    string
-	browser  string
-	titles   func(ctx context.Context) (map[string]string, error)
-	announce func(link string)
-	linkBase string // http://host:port/ for printed links
+	s       *Server
+	token   string
+	browser string
+	titles  func(ctx context.Context) (map[string]string, error)
+	// browserStates is HTTPOptions.Browsers.
+	browserStates func() []BrowserStatus
+	announce      func(link string)
+	linkBase      string // http://host:port/ for printed links
 
 	mu       sync.Mutex
 	once     map[string]time.Time // one-time values → expiry
@@ -144,7 +150,7 @@ func newStatusHandler(s *Server, opts HTTPOptions, bound string) *statusHandler 
 		host = "127.0.0.1"
 	}
 	h := &statusHandler{
-		s: s, token: opts.Token, browser: opts.Browser, titles: opts.Titles, announce: opts.StatusLink,
+		s: s, token: opts.Token, browser: opts.Browser, titles: opts.Titles, announce: opts.StatusLink, browserStates: opts.Browsers,
 		linkBase: "http://" + net.JoinHostPort(host, port) + "/",
 		once:     map[string]time.Time{}, cookies: map[string]time.Time{},
 	}
@@ -268,6 +274,7 @@ func (h *statusHandler) render(w http.ResponseWriter, r *http.Request) {
 		"JSONSnippet":   conf,
 		"Clients":       h.s.statusClients(statusClients),
 		"Tabs":          h.tabs(r.Context()),
+		"Browsers":      h.browsers(),
 		"Calls":         h.s.calls.list(),
 		"Refusals":      refusals,
 		"RefusedTotal":  int(total),
@@ -275,6 +282,14 @@ func (h *statusHandler) render(w http.ResponseWriter, r *http.Request) {
 	}); err != nil {
 		h.s.logger.Debug("writing the status page", "err", err)
 	}
+}
+
+// browsers returns the browsers' states when the server serves several.
+func (h *statusHandler) browsers() []BrowserStatus {
+	if h.browserStates == nil {
+		return nil
+	}
+	return h.browserStates()
 }
 
 // statusTab is a tab as the page shows it: with its page servers.
@@ -312,6 +327,9 @@ func (h *statusHandler) tabs(ctx context.Context) []statusTab {
 		}
 		tabs[i] = statusTab{TabInfo: t, Servers: servers[t.ID]}
 	}
+	// Grouped by browser when there are several (a stable sort keeps the
+	// numbers' order within each).
+	slices.SortStableFunc(tabs, func(a, b statusTab) int { return strings.Compare(a.Browser, b.Browser) })
 	return tabs
 }
 

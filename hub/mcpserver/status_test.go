@@ -207,3 +207,32 @@ func TestStatusPageServers(t *testing.T) {
 		t.Error("the page server's channel name reached the page as markup")
 	}
 }
+
+// TestStatusPageBrowsers: with several browsers the page lists their states
+// and groups the tabs by browser.
+func TestStatusPageBrowsers(t *testing.T) {
+	h := hub.New(noBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
+	s := New(t.Context(), h, Options{Version: "test", Logger: slog.New(slog.DiscardHandler)})
+	for _, tb := range []struct{ id, browser string }{{"z/T1", "z"}, {"a/T2", "a"}, {"z/T3", "z"}} {
+		h.TabOpened(tb.id, "http://127.0.0.1:8080/"+tb.id, "")
+		h.SetTabBrowser(tb.id, tb.browser)
+	}
+	states := func() []BrowserStatus {
+		return []BrowserStatus{{Name: "a", State: "up"}, {Name: "z", State: "connecting", Error: "dial <tcp>: refused", Drops: 2}}
+	}
+	rec := httptest.NewRecorder()
+	newStatusHandler(s, HTTPOptions{Browsers: states}, "127.0.0.1:8808").render(rec, httptest.NewRequest("GET", "/", nil))
+	body := rec.Body.String()
+	for _, want := range []string{
+		`<tr><td><code>a</code></td><td><span class="ok">up</span></td><td>0</td><td></td></tr>`,
+		`<tr><td><code>z</code></td><td><span class="err">connecting</span></td><td>2</td><td>dial &lt;tcp&gt;: refused</td></tr>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the status page lacks %s", want)
+		}
+	}
+	a, z1, z3 := strings.Index(body, "<code>a</code> · 2"), strings.Index(body, "<code>z</code> · 1"), strings.Index(body, "<code>z</code> · 3")
+	if a < 0 || z1 < 0 || z3 < 0 || !(a < z1 && z1 < z3) {
+		t.Errorf("the tabs are not grouped by browser (a·2 at %d, z·1 at %d, z·3 at %d)", a, z1, z3)
+	}
+}

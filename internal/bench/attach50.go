@@ -3,8 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -28,25 +26,11 @@ const attachTabs = 50
 // every tab's tools (the first-list hold waits for the open tabs): a list
 // with fewer is an error, not a figure.
 func attach50(ctx context.Context, bin, page string, add func(what, value string)) error {
-	dir, err := os.MkdirTemp("", "webmcp-cdp-bench-attach-")
+	dir, stop, err := nativeBrowser(ctx, page, attachTabs)
 	if err != nil {
-		return fmt.Errorf("making a profile for the attach row: %w", err)
+		return fmt.Errorf("the browser of the attach row: %w", err)
 	}
-	defer os.RemoveAll(dir)
-	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{
-		Headless:     true,
-		UserDataDir:  dir,
-		EnableNative: true,
-		Args:         []string{"--remote-debugging-port=0"},
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		return fmt.Errorf("launching the browser of the attach row: %w", err)
-	}
-	defer proc.Close()
-	if err := openLoaded(ctx, proc.Conn(), page, attachTabs); err != nil {
-		return err
-	}
+	defer stop()
 
 	s := &server{changes: make(chan struct{}, 1024)}
 	// --wait-tools well above the target: the row measures how long the

@@ -52,7 +52,7 @@ type Options struct {
 
 // RowGroups names the groups of rows Options.Rows can select, in the order
 // they run.
-var RowGroups = []string{"startup", "stdio", "pageserver", "http", "surface", "attach"}
+var RowGroups = []string{"startup", "stdio", "pageserver", "http", "surface", "attach", "browsers"}
 
 // selected reports whether the row group named group is to be measured.
 func (o *Options) selected(group string) bool {
@@ -157,6 +157,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if opts.selected("attach") {
 		if err := attach50(ctx, opts.Binary, page, add); err != nil { // attach50.go
+			return nil, err
+		}
+	}
+	if opts.selected("browsers") {
+		if err := browsersRows(ctx, opts.Binary, page, opts.Calls, raw, add); err != nil { // browsers.go
 			return nil, err
 		}
 	}

@@ -44,6 +44,9 @@ type Source struct {
 	Origin, URL string
 	// Backend is the WebMCP implementation of the document.
 	Backend Backend
+	// Browser is the short name of the browser the document is in, when
+	// one hub serves several (internal/multi); empty for a single browser.
+	Browser string
 }
 
 // Provenance says where a routed tool leads: what MCP clients find in the
@@ -68,6 +71,9 @@ type Provenance struct {
 	Tabs []int `json:"tabs,omitempty"`
 	// Cached is set for a tool no open page has now, listed from the cache.
 	Cached bool `json:"cached,omitempty"`
+	// Browser is the short name of the browser a call goes to, when one hub
+	// serves several; empty for a single browser.
+	Browser string `json:"browser,omitempty"`
 
 	// Site is the routed-name form of the origin (localhost_8080).
 	Site string `json:"-"`

@@ -1,0 +1,428 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/multi"
+	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
+)
+
+// This file is attach with several browsers (--browser NAME=URL, repeatable):
+// one hub and one MCP server over an internal/multi.Set, each browser kept
+// connected by its own supervisor.
+
+// registerMulti adds --browser and --browser-header (and --ca-file, with
+// ca: attach has it already).
+func (f *endpointFlags) registerMulti(cmd *cobra.Command, ca bool) {
+	fs := cmd.Flags()
+	if ca {
+		fs.StringVar(&f.caFile, "ca-file", "", "a PEM file of certificate authorities to trust for https:// and wss:// --browser endpoints, besides the system's")
+	}
+	fs.StringArrayVar(&f.browsers, "browser", nil, "a browser to serve as NAME=URL, repeatable: one server for several browsers (URL: an http(s):// debugging address or a ws(s):// WebSocket URL; NAME: 1-16 of a-z 0-9 -); a browser that drops is reconnected with backoff, its tools cached meanwhile")
+	fs.StringArrayVar(&f.browserHeaders, "browser-header", nil, "an HTTP header for one --browser as NAME='Header: value', repeatable; from the environment one per line in WEBMCP_CDP_BROWSER_HEADER; values are never logged")
+}
+
+// namedEndpoint is one --browser.
+type namedEndpoint struct {
+	name string
+	ep   cdp.Endpoint
+}
+
+// named checks --browser and --browser-header and returns the browsers, in
+// the order given; none without --browser.
+func (f *endpointFlags) named() ([]namedEndpoint, error) {
+	if len(f.browsers) == 0 {
+		if len(f.browserHeaders) > 0 {
+			return nil, usageError(errors.New("--browser-header needs --browser NAME=URL"))
+		}
+		return nil, nil
+	}
+	out := make([]namedEndpoint, 0, len(f.browsers))
+	index := map[string]int{}
+	for _, v := range f.browsers {
+		name, raw, ok := strings.Cut(v, "=")
+		if !ok || strings.ContainsAny(name, ":/@?") { // a URL without a name
+			return nil, usageError(fmt.Errorf("--browser %q: give NAME=URL, such as --browser local=http://127.0.0.1:9222", cdp.RedactURL(v)))
+		}
+		if err := multi.CheckName(name); err != nil {
+			return nil, usageError(fmt.Errorf("--browser: %w", err))
+		}
+		if _, dup := index[name]; dup {
+			return nil, usageError(fmt.Errorf("--browser: the name %q is given twice; give each browser its own name", name))
+		}
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return nil, usageError(fmt.Errorf("--browser %s: the URL does not parse; give http(s)://host:port or ws(s)://...", name))
+		}
+		ne := namedEndpoint{name: name}
+		switch u.Scheme {
+		case "http", "https":
+			ne.ep.BrowserURL = raw
+		case "ws", "wss":
+			ne.ep.WSEndpoint = raw
+		default:
+			return nil, usageError(fmt.Errorf("--browser %s: the URL must start with http://, https://, ws:// or wss://", name))
+		}
+		index[name] = len(out)
+		out = append(out, ne)
+	}
+	lines := map[string][]string{}
+	for _, v := range f.browserHeaders {
+		name, line, ok := strings.Cut(v, "=")
+		if _, known := index[name]; !ok || !known {
+			return nil, usageError(fmt.Errorf("--browser-header: give NAME='Header: value' with NAME one of the --browser names (%s)", strings.Join(namesOf(out), ", ")))
+		}
+		lines[name] = append(lines[name], line)
+	}
+	for name, ls := range lines {
+		h, err := cdp.ParseHeaders(ls)
+		if err != nil {
+			return nil, usageError(fmt.Errorf("--browser-header %s: %w", name, err))
+		}
+		out[index[name]].ep.Header = h
+	}
+	if f.caFile != "" {
+		tc, err := cdp.TLSConfigWithCA(f.caFile)
+		if err != nil {
+			return nil, usageError(err)
+		}
+		for i := range out {
+			out[i].ep.TLS = tc
+		}
+	}
+	return out, nil
+}
+
+func namesOf(eps []namedEndpoint) []string {
+	out := make([]string, len(eps))
+	for i, e := range eps {
+		out[i] = e.name
+	}
+	return out
+}
+
+// runMulti serves several browsers through one hub until the client goes
+// away or ctx ends. A browser that cannot be reached, at the start or
+// later, is retried with backoff; the others are served meanwhile.
+func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backend polyfill.Backend, reload bool, urls []string, launched *launchedBrowser) error {
+	if bf.relay != nil && bf.relay.enabled() {
+		return usageError(errors.New("--relay serves one browser: drop --relay, or --browser and --relaunch"))
+	}
+	if len(urls) > 0 && launched == nil {
+		return usageError(errors.New("with --browser, start pages are not given as arguments: open them in the browsers, or with webmcp_open_tab"))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	logger := slog.Default()
+	names := namesOf(eps)
+	if launched != nil {
+		names = append([]string{launchedName}, names...)
+	}
+	set, err := multi.New(names, logger)
+	if err != nil {
+		return usageError(err)
+	}
+	h := hub.New(set, bf.serve.hubOptions(logger))
+	defer func() {
+		if err := h.Close(); err != nil {
+			logger.Warn("saving the cached tools failed", "err", err)
+		}
+	}()
+	opts := bf.serve.serverOptions(logger)
+	if !bf.serve.noTabTools {
+		opts.Tabs = set
+	}
+	firstList := make(chan struct{})
+	opts.FirstList = firstList
+	srv := mcpserver.New(ctx, h, opts)
+	sink := &tabLog{Hub: h, log: logger, tabs: map[string]tabSeen{}}
+
+	var supervisors, first sync.WaitGroup
+	defer supervisors.Wait() // each detaches from its browser
+	defer cancel()
+	var dialers []*multiDialer
+	// started gets the first start of launch's browser: nil, or why it
+	// could not start, which ends launch as it does with one browser.
+	started := make(chan error, 1)
+	if launched != nil {
+		opts := launched.opts
+		dialers = append(dialers, &multiDialer{ne: namedEndpoint{name: launchedName}, launch: &opts, urls: urls, relaunch: launched.relaunch, startedC: started})
+	}
+	for _, ne := range eps {
+		dialers = append(dialers, &multiDialer{ne: ne, reload: reload})
+	}
+	for _, d := range dialers {
+		first.Add(1)
+		d.f, d.backend, d.logger, d.first = &bf.serve, backend, logger.With("browser", d.ne.name), first.Done
+		supervisors.Go(func() { set.Supervise(ctx, d.ne.name, sink, d.dial, multi.DefaultBackoff()) })
+	}
+	// Every browser given up (a launch that failed, a fatal browser error):
+	// nothing is left to serve.
+	gone := make(chan struct{})
+	go func() {
+		supervisors.Wait()
+		close(gone)
+	}()
+	go func() {
+		defer close(firstList)
+		first.Wait()
+		// What the browsers reported is in the listing before the first
+		// tools/list is answered.
+		if bf.serve.waitTools > 0 {
+			wctx, cancel := context.WithTimeout(ctx, bf.serve.waitTools)
+			defer cancel()
+			if err := srv.Synced(wctx); err != nil {
+				logger.Info("the open tabs' tools were not listed within --wait-tools; answering tools/list without waiting for them", "err", err)
+			}
+		}
+	}()
+	if launched != nil {
+		select {
+		case err := <-started:
+			if err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	if bf.http.addr == "" {
+		select {
+		case err := <-runStdio(ctx, srv.MCP(), srv):
+			return err
+		case <-gone:
+			return allGone(ctx, set)
+		case <-ctx.Done():
+			slog.Info("interrupted; stopping")
+			return nil
+		}
+	}
+	errc := make(chan error, 1)
+	hopts := bf.http.options()
+	hopts.Browser = fmt.Sprintf("%d browsers: %s", len(names), strings.Join(names, ", "))
+	hopts.StatusLink = printStatusLink
+	hopts.Browsers = func() []mcpserver.BrowserStatus {
+		var out []mcpserver.BrowserStatus
+		for _, st := range set.Statuses() {
+			out = append(out, mcpserver.BrowserStatus{Name: st.Name, State: st.State, Error: st.Error, Drops: st.Drops})
+		}
+		return out
+	}
+	hs, err := srv.ServeHTTP(hopts, errc)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	defer hs.Close()
+	select {
+	case err := <-errc:
+		return &exitError{code: 2, err: err}
+	case <-gone:
+		return allGone(ctx, set)
+	case <-ctx.Done():
+		slog.Info("interrupted; stopping")
+		return nil
+	}
+}
+
+// allGone is the end of runMulti once every browser was given up: nil when
+// ctx ended (that is why), else exit code 2 with each browser's reason.
+func allGone(ctx context.Context, set *multi.Set) error {
+	if ctx.Err() != nil {
+		slog.Info("interrupted; stopping")
+		return nil
+	}
+	var errs []error
+	for _, st := range set.Statuses() {
+		errs = append(errs, fmt.Errorf("browser %s: %s", st.Name, st.Error))
+	}
+	return &exitError{code: 2, err: fmt.Errorf("every browser is gone: %w", errors.Join(errs...))}
+}
+
+// launchedName is the name of the browser launch starts, among --browser's.
+const launchedName = "local"
+
+// launchedBrowser is launch's own browser, served with --browser's or
+// restarted when it exits (--relaunch).
+type launchedBrowser struct {
+	opts     cdp.LaunchOptions
+	relaunch bool
+}
+
+// multiDialer connects one browser, again after each drop: a --browser
+// (ne.ep), or with launch the browser it starts (launch set).
+type multiDialer struct {
+	ne      namedEndpoint
+	f       *serveFlags
+	backend polyfill.Backend
+	reload  bool
+	logger  *slog.Logger
+	// launch, for the browser launch starts: its options, the start URLs
+	// opened in each browser started, and whether a browser that exits is
+	// started again (--relaunch).
+	launch   *cdp.LaunchOptions
+	urls     []string
+	relaunch bool
+	started  bool // a browser was up once (only the supervisor's goroutine)
+	// startedC, when set, gets the first attempt's error (nil when up).
+	startedC chan<- error
+	// first is called once the first attempt is over: failed, or connected
+	// and its open tabs read, or its start pages loaded (at most
+	// --wait-tools).
+	first     func()
+	firstOnce sync.Once
+}
+
+// dial implements multi.Dialer.
+func (d *multiDialer) dial(ctx context.Context, a *multi.Attempt) (<-chan error, error) {
+	var b *cdp.Browser
+	var conn *cdp.Conn
+	var proc *cdp.Process
+	var err error
+	if d.launch != nil {
+		b, proc, err = d.start(ctx, a)
+		if proc != nil {
+			conn = proc.Conn()
+		}
+	} else {
+		b, conn, err = d.connect(ctx, a)
+	}
+	if err != nil {
+		d.firstOnce.Do(d.first)
+		// A browser that launch cannot start at all (no Chrome, bad flags)
+		// is not tried again; one that started before is, with --relaunch.
+		if d.launch != nil && (!d.relaunch || !d.started) {
+			if !d.started && d.startedC != nil {
+				d.startedC <- err
+			}
+			err = fmt.Errorf("%w: %w", multi.ErrStop, err)
+		}
+		return nil, err
+	}
+	if !d.started && d.startedC != nil {
+		d.startedC <- nil
+	}
+	d.started = true
+	lost := make(chan error, 1)
+	go func() {
+		if proc != nil {
+			defer proc.Close()
+		} else {
+			// Closing the connection detaches: the browser and its tabs stay.
+			defer conn.Close()
+		}
+		var why error
+		select {
+		case <-conn.Done():
+			why = fmt.Errorf("the connection ended: %w", conn.Err())
+			if proc != nil {
+				grace := time.NewTimer(exitGrace)
+				defer grace.Stop()
+				select {
+				case <-proc.Exited():
+					why = errors.New("the browser exited: " + proc.ExitReason())
+				case <-grace.C:
+				}
+			}
+		case err := <-b.Fatal():
+			why = fmt.Errorf("%w: %w", multi.ErrStop, err)
+		case <-ctx.Done():
+			return
+		}
+		if proc != nil && !d.relaunch && !errors.Is(why, multi.ErrStop) {
+			why = fmt.Errorf("%w (pass --relaunch to start it again): %w", multi.ErrStop, why)
+		}
+		lost <- why
+	}()
+	go d.firstOnce.Do(func() {
+		defer d.first()
+		if d.f.waitTools <= 0 || d.launch != nil {
+			return
+		}
+		wctx, cancel := context.WithTimeout(ctx, d.f.waitTools)
+		defer cancel()
+		if n, err := b.SettleExisting(wctx); err != nil {
+			d.logger.Info("the open tabs were not all read within --wait-tools; answering tools/list without waiting for the rest", "tabs", n, "err", err)
+		}
+	})
+	return lost, nil
+}
+
+// start launches a browser, follows it and opens the start URLs in it,
+// waiting (at most --wait-tools) for their pages to load.
+func (d *multiDialer) start(ctx context.Context, a *multi.Attempt) (*cdp.Browser, *cdp.Process, error) {
+	opts := *d.launch
+	opts.Logger = d.logger
+	proc, err := cdp.Launch(ctx, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := cdp.NewBrowser(proc.Conn(), d.f.cdpOptions(d.backend, false, d.logger))
+	if err == nil && d.f.ignoreHTTPSErrors {
+		if err = cdp.IgnoreCertificateErrors(ctx, proc.Conn()); err != nil {
+			err = fmt.Errorf("--ignore-https-errors: %w", err)
+		}
+	}
+	if err == nil {
+		a.Up(b)
+		err = b.Start(ctx, a.Sink())
+	}
+	if err != nil {
+		proc.Close()
+		return nil, nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, max(d.f.waitTools, time.Second))
+	defer cancel()
+	for _, u := range d.urls {
+		_, loaded, err := b.OpenLoaded(wctx, u)
+		if err != nil {
+			d.logger.Warn("cannot open a start page", "url", u, "err", err)
+			continue
+		}
+		select {
+		case <-loaded:
+		case <-wctx.Done():
+		}
+	}
+	return b, proc, nil
+}
+
+// connect attaches to the browser and starts following it.
+func (d *multiDialer) connect(ctx context.Context, a *multi.Attempt) (*cdp.Browser, *cdp.Conn, error) {
+	actx, cancel := context.WithTimeout(ctx, attachTimeout)
+	defer cancel()
+	conn, err := cdp.Attach(actx, d.ne.ep, d.logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := cdp.NewBrowser(conn, d.f.cdpOptions(d.backend, d.reload, d.logger))
+	if err == nil && d.f.ignoreHTTPSErrors {
+		if err = cdp.IgnoreCertificateErrors(actx, conn); err != nil {
+			err = fmt.Errorf("--ignore-https-errors: %w", err)
+		}
+	}
+	if err == nil {
+		// Start's ctx is the connection's life, not the attach timeout.
+		a.Up(b)
+		err = b.Start(ctx, a.Sink())
+	}
+	if err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	return b, conn, nil
+}
+
+// attachTimeout bounds one attempt to attach to a --browser.
+const attachTimeout = 20 * time.Second
