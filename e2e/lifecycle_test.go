@@ -162,7 +162,7 @@ func startChromeKillable(t testing.TB, url string) (string, func()) {
 
 // startChromeOnPort is startChromeKillable with the debugging port given
 // (0 lets the browser pick one), so a browser can come back where it was.
-func startChromeOnPort(t *testing.T, url string, port int) (string, func()) {
+func startChromeOnPort(t testing.TB, url string, port int) (string, func()) {
 	t.Helper()
 	exe, err := cdp.FindChrome("")
 	if err != nil {
