@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,7 +147,8 @@ func startBrowserless(t *testing.T) (addr, token string) {
 }
 
 // TestAttachBrowserless: attach reaches the real browserless server with
-// its token in the endpoint's query or in an Authorization header, the MCP
+// its token in the endpoint's query (with launch flags too, and through
+// --browser-url) or in an Authorization header, the MCP
 // client lists and calls a page's tool in the browser browserless started,
 // and the log at debug level never shows the token.
 func TestAttachBrowserless(t *testing.T) {
@@ -158,6 +160,10 @@ func TestAttachBrowserless(t *testing.T) {
 	}{
 		{name: "token in the query", args: []string{"--ws-endpoint", "ws://" + addr + "/chromium?token=" + token}},
 		{name: "token in a header", args: []string{"--ws-endpoint", "ws://" + addr + "/chromium", "--header", "Authorization: Bearer " + token}},
+		{name: "launch flags in the query", args: []string{"--ws-endpoint", "ws://" + addr + "/chromium?token=" + token + "&launch=" + url.QueryEscape(`{"args":["--window-size=800,600"]}`)}},
+		// /json/version names ws://host:port without the token: attach
+		// carries the browser URL's query over to the WebSocket URL.
+		{name: "browser URL with the token", args: []string{"--browser-url", "http://" + addr + "/?token=" + token}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"attach", "--log-level", "debug", "--state-dir", ""}, tc.args...)
