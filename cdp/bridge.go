@@ -20,7 +20,10 @@ import (
 // onConsole takes the bridge from the first marked console.debug message of
 // a document. The page script runs before any script of the page, so the
 // first marked message is ours; the nonce keeps a page that ran earlier (in
-// attach mode) from handing over a fake.
+// attach mode) from handing over a fake. A document that outlived an earlier
+// connection with the same Marks hands over its bridge here too: Runtime.enable
+// replays its stored hand-off (its copy of the script from this connection
+// found the install guard and stopped).
 func (b *Browser) onConsole(t *targetState, params jsonv2.Value) {
 	var ev runtime.EventConsoleAPICalled
 	if jsonv2.Unmarshal(params, &ev) != nil || ev.Type != runtime.ConsoleAPICalledTypeDebug || len(ev.Args) != 2 {

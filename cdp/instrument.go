@@ -85,6 +85,33 @@ type Options struct {
 	ViewportWidth, ViewportHeight int
 	// Logger receives the log (default slog.Default()).
 	Logger *slog.Logger
+	// Marks are the page script's secrets (default: fresh ones). Pass the
+	// same Marks to every Browser that reconnects to one browser: documents
+	// that kept running across a dropped connection still hold the page
+	// script of the old one, and it reaches the new connection only if the
+	// nonce and the binding name are the same (see Marks).
+	Marks Marks
+}
+
+// Marks are the secrets a Browser writes into the page script: the nonce
+// that marks the bridge hand-off and the name of the runtime binding. The
+// page never sees either. A document that outlives a connection keeps its
+// page script; on a new connection with the same Marks, Runtime.enable
+// replays its stored bridge hand-off (a console message carrying the nonce)
+// and Runtime.addBinding gives its binding back, so its tools are read live
+// again without a reload. (A page can lose that replay by clearing its
+// console or logging past the console's storage: its tools then stay cached
+// until it reloads, as if it had changed nothing.)
+type Marks struct {
+	// Nonce marks the bridge hand-off; [A-Za-z0-9] only.
+	Nonce string
+	// Binding names the runtime binding; [A-Za-z0-9_$] only.
+	Binding string
+}
+
+// NewMarks returns fresh random Marks.
+func NewMarks() Marks {
+	return Marks{Nonce: randomHex(16), Binding: "__webmcpCdp_" + randomHex(6)}
 }
 
 // Browser follows every target of a browser, keeps the page script in each
@@ -201,13 +228,16 @@ func NewBrowser(conn *Conn, opts Options) (*Browser, error) {
 		opts.Logger = slog.Default()
 	}
 	opts.Limits.defaults()
+	if opts.Marks == (Marks{}) {
+		opts.Marks = NewMarks()
+	}
 	b := &Browser{
 		conn:    conn,
 		sink:    newSinkQueue(),
 		opts:    opts,
 		logger:  opts.Logger,
-		nonce:   randomHex(16),
-		binding: "__webmcpCdp_" + randomHex(6),
+		nonce:   opts.Marks.Nonce,
+		binding: opts.Marks.Binding,
 		fatal:   make(chan error, 1),
 		targets: make(map[target.SessionID]*targetState),
 		docs:    make(map[string]*docState),

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/target"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 )
 
 // TestMultiBrowserAttach: one stdio server over three real Chromium
@@ -215,12 +220,14 @@ func mainBrowserPID(t *testing.T, marker string) int {
 // TestMultiBrowserBlip: the connection to a browser behind the proxy is cut
 // (a network blip: the browser and its tab stay). Its tool goes cached, the
 // other browser's tool keeps answering, the server reconnects on its own
-// without reloading the person's tab, and a call to the cached tool then
-// runs in that browser (reopening its page) under the same name.
+// without reloading the person's tab, and the tab's document, whose page
+// script the lost connection installed, is read live again on the new one:
+// its tool is listed live before any call, and answers under the same name.
 func TestMultiBrowserBlip(t *testing.T) {
 	sites := map[string]string{"a": serveFixtures(t), "b": serveFixtures(t)}
 	urlA := startChrome(t, "about:blank")
-	p := startAuthProxy(t, startChrome(t, "about:blank"), false)
+	urlB := startChrome(t, "about:blank")
+	p := startAuthProxy(t, urlB, false)
 	wire := startWire(t, strings.TrimPrefix(p.srv.URL, "http://"))
 	t.Setenv("WEBMCP_CDP_BROWSER_HEADER", "b=Authorization: Bearer "+proxyBearer)
 	c := start(t, "attach", "--state-dir", "", "--browser", "a="+urlA, "--browser", "b=http://"+wire.addr+"/?token="+proxyToken)
@@ -250,15 +257,37 @@ func TestMultiBrowserBlip(t *testing.T) {
 	if !c.stderr.waitFor("browser reconnected", 30*time.Second) {
 		t.Fatal("browser b was not reconnected after the blip")
 	}
-	// The tab is still there, but its document's page script belongs to
-	// the lost connection: a call to the cached tool opens its page anew
-	// in browser b, and the tool is live again under its name.
-	if got := c.callOK(echo["b"], map[string]any{"text": "b is back"}); got != "b is back" {
-		t.Errorf("browser b's echo after the blip returned %q", got)
-	}
+	// The tab is still there with the same document: its page script,
+	// installed by the lost connection, is read live again on the new one
+	// (the same marks: the replayed bridge hand-off and the same binding),
+	// without a reload and before any call.
 	c.waitListed("browser b's echo live again", func(tools map[string]*mcp.Tool) bool {
 		tl := tools[echo["b"]]
 		return tl != nil && source(t, tl)["cached"] != true && source(t, tl)["browser"] == "b"
+	})
+	if got := c.callOK(echo["b"], map[string]any{"text": "b is back"}); got != "b is back" {
+		t.Errorf("browser b's echo after the blip returned %q", got)
+	}
+	// The old page script's binding reaches the new connection too: a tool
+	// the page registers now is listed (the page is driven over a CDP
+	// connection of the test's own, straight to browser b).
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := cdp.Attach(ctx, cdp.Endpoint{BrowserURL: urlB}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if got := existingPage(ctx, t, conn, sites["b"]+"/current/").eval("toggleExtra().then(String)"); got != "true" {
+		t.Fatalf("toggleExtra() in browser b's tab = %q, want true", got)
+	}
+	c.waitListed("the tool browser b's page registered after the blip", func(tools map[string]*mcp.Tool) bool {
+		for _, n := range toolWithSuffix(tools, "extra") {
+			if src := source(t, tools[n]); src["browser"] == "b" && src["cached"] != true {
+				return true
+			}
+		}
+		return false
 	})
 	if p.upgrades.Load() < 2 {
 		t.Errorf("the proxy let %d WebSocket upgrades through, want a second one after the blip", p.upgrades.Load())
@@ -266,6 +295,28 @@ func TestMultiBrowserBlip(t *testing.T) {
 	if strings.Contains(c.stderr.String(), "reloading a tab") {
 		t.Error("a tab was reloaded after the blip; a reconnection must leave the person's tabs alone")
 	}
+}
+
+// existingPage attaches to the open tab showing url in the browser behind
+// conn.
+func existingPage(ctx context.Context, t *testing.T, conn *cdp.Conn, url string) *cdpPage {
+	t.Helper()
+	var targets target.GetTargetsResult
+	if err := conn.Browser().Call(ctx, target.CommandGetTargets, &target.GetTargetsParams{}, &targets); err != nil {
+		t.Fatal(err)
+	}
+	for _, ti := range targets.TargetInfos {
+		if ti.Type != "page" || ti.URL != url {
+			continue
+		}
+		var attached target.AttachToTargetResult
+		if err := conn.Browser().Call(ctx, target.CommandAttachToTarget, &target.AttachToTargetParams{TargetID: ti.TargetID, Flatten: ptrTo(true)}, &attached); err != nil {
+			t.Fatal(err)
+		}
+		return &cdpPage{t: t, ctx: ctx, sess: conn.Attach(attached.SessionID)}
+	}
+	t.Fatalf("no tab shows %s", url)
+	return nil
 }
 
 // wire is a loopback TCP forwarder whose connections can be cut at once, as

@@ -166,6 +166,7 @@ func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backen
 	for _, d := range dialers {
 		first.Add(1)
 		d.f, d.backend, d.logger, d.first = &bf.serve, backend, logger.With("browser", d.ne.name), first.Done
+		d.marks = cdp.NewMarks()
 		supervisors.Go(func() { set.Supervise(ctx, d.ne.name, sink, d.dial, multi.DefaultBackoff()) })
 	}
 	// Every browser given up (a launch that failed, a fatal browser error):
@@ -282,6 +283,10 @@ type multiDialer struct {
 	// --wait-tools).
 	first     func()
 	firstOnce sync.Once
+	// marks are the page script's secrets, the same on every connection to
+	// this browser, so documents that outlive a dropped connection are
+	// read live again on the next (cdp.Marks).
+	marks cdp.Marks
 }
 
 // dial implements multi.Dialer.
@@ -359,6 +364,13 @@ func (d *multiDialer) dial(ctx context.Context, a *multi.Attempt) (<-chan error,
 	return lost, nil
 }
 
+// options are the cdp options of one connection.
+func (d *multiDialer) options(reload bool) cdp.Options {
+	o := d.f.cdpOptions(d.backend, reload, d.logger)
+	o.Marks = d.marks
+	return o
+}
+
 // start launches a browser, follows it and opens the start URLs in it,
 // waiting (at most --wait-tools) for their pages to load.
 func (d *multiDialer) start(ctx context.Context, a *multi.Attempt) (*cdp.Browser, *cdp.Process, error) {
@@ -368,7 +380,7 @@ func (d *multiDialer) start(ctx context.Context, a *multi.Attempt) (*cdp.Browser
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := cdp.NewBrowser(proc.Conn(), d.f.cdpOptions(d.backend, false, d.logger))
+	b, err := cdp.NewBrowser(proc.Conn(), d.options(false))
 	if err == nil && d.f.ignoreHTTPSErrors {
 		if err = cdp.IgnoreCertificateErrors(ctx, proc.Conn()); err != nil {
 			err = fmt.Errorf("--ignore-https-errors: %w", err)
@@ -406,7 +418,7 @@ func (d *multiDialer) connect(ctx context.Context, a *multi.Attempt) (*cdp.Brows
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := cdp.NewBrowser(conn, d.f.cdpOptions(d.backend, d.reload, d.logger))
+	b, err := cdp.NewBrowser(conn, d.options(d.reload))
 	if err == nil && d.f.ignoreHTTPSErrors {
 		if err = cdp.IgnoreCertificateErrors(actx, conn); err != nil {
 			err = fmt.Errorf("--ignore-https-errors: %w", err)
