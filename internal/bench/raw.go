@@ -57,26 +57,15 @@ func newRawBrowser(ctx context.Context, url string) (*rawBrowser, error) {
 	if err != nil {
 		return fail(err)
 	}
-	created, err := cdpt.Call(ctx, conn.Browser(), target.CreateTarget, target.CreateTargetParams{URL: url})
+	// One tab for the calls, another for the navigations, so that the
+	// navigations never take the calls' document away.
+	sess, obj, err := rawTab(ctx, conn, url)
 	if err != nil {
-		return fail(fmt.Errorf("opening %s: %w", url, err))
+		return fail(err)
 	}
-	flatten := true
-	att, err := cdpt.Call(ctx, conn.Browser(), target.AttachToTarget, target.AttachToTargetParams{TargetID: created.TargetID, Flatten: &flatten})
+	navSess, _, err := rawTab(ctx, conn, url)
 	if err != nil {
-		return fail(fmt.Errorf("attaching to the bench tab: %w", err))
-	}
-	sess := conn.Attach(att.SessionID)
-	var obj cdpruntime.RemoteObjectID
-	for deadline := time.Now().Add(10 * time.Second); obj == ""; {
-		res, err := cdpt.Call(ctx, sess, cdpruntime.Evaluate, cdpruntime.EvaluateParams{Expression: "location.href !== 'about:blank' && document.readyState === 'complete' ? document : null"})
-		if err == nil && res.Result != nil {
-			obj = res.Result.ObjectID
-		}
-		if time.Now().After(deadline) {
-			return fail(errors.New("the bench page did not load within 10s"))
-		}
-		time.Sleep(10 * time.Millisecond)
+		return fail(err)
 	}
 	yes := true
 	params := cdpruntime.CallFunctionOnParams{
@@ -92,8 +81,8 @@ func newRawBrowser(ctx context.Context, url string) (*rawBrowser, error) {
 		}
 		return nil
 	}
-	loads, stop := sess.Subscribe("Page.loadEventFired")
-	if _, err := cdpt.Call(ctx, sess, page.Enable, page.EnableParams{}); err != nil {
+	loads, stop := navSess.Subscribe("Page.loadEventFired")
+	if _, err := cdpt.Call(ctx, navSess, page.Enable, page.EnableParams{}); err != nil {
 		stop()
 		return fail(fmt.Errorf("Page.enable: %w", err))
 	}
@@ -102,7 +91,7 @@ func newRawBrowser(ctx context.Context, url string) (*rawBrowser, error) {
 			<-loads
 		}
 		expr := "location.href = " + strconv.Quote(url)
-		if _, err := cdpt.Call(ctx, sess, cdpruntime.Evaluate, cdpruntime.EvaluateParams{Expression: expr}); err != nil {
+		if _, err := cdpt.Call(ctx, navSess, cdpruntime.Evaluate, cdpruntime.EvaluateParams{Expression: expr}); err != nil {
 			return fmt.Errorf("raw navigation: %w", err)
 		}
 		select {
@@ -113,4 +102,32 @@ func newRawBrowser(ctx context.Context, url string) (*rawBrowser, error) {
 		}
 	}
 	return &rawBrowser{product: v.Product, call: call, navigate: navigate, close: func() { stop(); proc.Close() }}, nil
+}
+
+// rawTab opens url in a new tab of the raw browser, attaches to it, waits
+// for its document to be complete and returns the session and a handle to
+// the document.
+func rawTab(ctx context.Context, conn *cdp.Conn, url string) (*cdp.Session, cdpruntime.RemoteObjectID, error) {
+	created, err := cdpt.Call(ctx, conn.Browser(), target.CreateTarget, target.CreateTargetParams{URL: url})
+	if err != nil {
+		return nil, "", fmt.Errorf("opening %s: %w", url, err)
+	}
+	flatten := true
+	att, err := cdpt.Call(ctx, conn.Browser(), target.AttachToTarget, target.AttachToTargetParams{TargetID: created.TargetID, Flatten: &flatten})
+	if err != nil {
+		return nil, "", fmt.Errorf("attaching to the bench tab: %w", err)
+	}
+	sess := conn.Attach(att.SessionID)
+	var obj cdpruntime.RemoteObjectID
+	for deadline := time.Now().Add(10 * time.Second); obj == ""; {
+		res, err := cdpt.Call(ctx, sess, cdpruntime.Evaluate, cdpruntime.EvaluateParams{Expression: "location.href !== 'about:blank' && document.readyState === 'complete' ? document : null"})
+		if err == nil && res.Result != nil {
+			obj = res.Result.ObjectID
+		}
+		if time.Now().After(deadline) {
+			return nil, "", errors.New("the bench page did not load within 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return sess, obj, nil
 }
