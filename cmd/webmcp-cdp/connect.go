@@ -7,11 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/relay"
 )
 
 func newConnect() *cobra.Command {
 	var opts relay.RemoteOptions
+	var dialogs string
 	cmd := &cobra.Command{
 		Use:   "connect --relay wss://HOST/mcp [--token JWT] [--extension ID|NAME]",
 		Short: "Serve a remote browser's WebMCP tools over MCP on stdio, through a relay",
@@ -29,6 +31,11 @@ func newConnect() *cobra.Command {
 			if opts.Token == "" {
 				return fmt.Errorf("connect needs a token: pass --token JWT or set $%s", tokenEnv)
 			}
+			pol, err := mcpserver.ParseDialogPolicy(dialogs)
+			if err != nil {
+				return err
+			}
+			opts.Dialogs = pol
 			opts.Version = version
 			opts.Logger = slog.Default()
 			r, err := relay.NewRemote(opts)
@@ -53,6 +60,7 @@ func newConnect() *cobra.Command {
 	fs.StringVar(&opts.Token, "token", "", "the token (JWT) for the relay (default $"+tokenEnv+")")
 	fs.StringVar(&opts.Extension, "extension", "", "the browser to connect to: an id or a name the relay lists (default: the only one)")
 	fs.BoolVar(&opts.Dial.Insecure, "insecure", false, "allow ws:// to a relay that is not on this machine (the token then crosses the network in the clear)")
+	fs.StringVar(&dialogs, "dialogs", "fail", "a page dialog during a call, when the client cannot be asked (no elicitation): accept, dismiss, or fail (dismiss it and return an error)")
 	_ = cmd.MarkFlagRequired("relay")
 	return cmd
 }

@@ -223,6 +223,7 @@ func (s *session) serveRelay(ctx context.Context, f *relayFlags, exited <-chan s
 		Hub:         s.hub,
 		Actions:     s.browser,
 		AllowRawCDP: f.allowRawCDP,
+		CallTimeout: s.server.CallTimeout(),
 		Dial:        relay.DialOptions{Insecure: f.insecure},
 		Logger:      slog.Default(),
 	})

@@ -77,10 +77,15 @@ type pendingCall struct {
 	// progress takes the call's progress to the client's latest request.
 	progress *progressSink
 
+	// owner is who may answer the call's questions: "" for a local
+	// client, the relay connection for a call through the relay.
+	owner string
+
 	mu         sync.Mutex
 	asking     *dialogAsk // the dialog the client is being asked about
 	confirming bool       // waiting for the client's go-ahead
 	started    bool
+	waiting    bool   // a request waits for the call's result or next question
 	failed     string // why the call must end as an error
 }
 
@@ -89,17 +94,23 @@ type dialogAsk struct {
 	answer chan core.DialogAnswer
 }
 
-// hitl holds the calls waiting for a client's answer.
+// callFunc runs a routed tool (hub.Hub.Call); every failure is in the
+// outcome.
+type callFunc func(ctx context.Context, name string, args json.RawMessage) core.Outcome
+
+// hitl holds the calls waiting for a client's answer, and runs them.
 type hitl struct {
 	key     []byte
+	call    callFunc
+	timeout time.Duration // the calls' --call-timeout
 	mu      sync.Mutex
 	pending map[string]*pendingCall
 }
 
-func newHITL() *hitl {
+func newHITL(call callFunc, timeout time.Duration) *hitl {
 	k := make([]byte, 32)
 	rand.Read(k)
-	return &hitl{key: k, pending: make(map[string]*pendingCall)}
+	return &hitl{key: k, call: call, timeout: timeout, pending: make(map[string]*pendingCall)}
 }
 
 // state signs a pending call's id: the client echoes it back, and an
@@ -110,7 +121,9 @@ func (h *hitl) state(id string) string {
 	return id + "." + hex.EncodeToString(m.Sum(nil))
 }
 
-func (h *hitl) lookup(state string) (*pendingCall, bool) {
+// lookup returns the pending call a signed state names, when owner made
+// it: one caller cannot answer another's question.
+func (h *hitl) lookup(state, owner string) (*pendingCall, bool) {
 	id, _, ok := strings.Cut(state, ".")
 	if !ok || !hmac.Equal([]byte(h.state(id)), []byte(state)) {
 		return nil, false
@@ -118,7 +131,10 @@ func (h *hitl) lookup(state string) (*pendingCall, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	pc, ok := h.pending[id]
-	return pc, ok
+	if !ok || pc.owner != owner {
+		return nil, false
+	}
+	return pc, true
 }
 
 func (h *hitl) add(pc *pendingCall) {
@@ -166,33 +182,67 @@ func (s *Server) needsConfirm(name string) (bool, string) {
 // multi round-trip input requests) to confirm it or to answer the page's
 // dialogs when needed.
 func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	h := s.hitl
 	if st := req.Params.RequestState; st != "" {
-		pc, ok := s.hitl.lookup(st)
-		if !ok {
-			return errResult("this answer belongs to a call that is over or unknown; call %s again", name), nil
-		}
-		return s.resume(ctx, req, pc)
+		return h.retry(ctx, req, name, "")
 	}
 	elicit := canElicit(req.Session)
-	pc := s.newPending(name, args, elicit)
+	pc := h.newPending(name, args, elicit, s.opts.Dialogs, "")
 	pc.progress.target(req)
 	if ask, why := s.needsConfirm(name); ask {
 		if !elicit {
 			return errResult("%s needs your confirmation first (%s; --confirm %s), but this client cannot be asked (it has no elicitation)", name, why, s.opts.Confirm), nil
 		}
 		pc.confirming = true
-		s.hitl.add(pc)
-		time.AfterFunc(s.opts.CallTimeout, func() { s.hitl.remove(pc.id) })
-		return s.inputRequired(pc, "confirm", &mcp.ElicitParams{
+		h.add(pc)
+		time.AfterFunc(h.timeout, func() { h.remove(pc.id) })
+		return h.inputRequired(pc, "confirm", &mcp.ElicitParams{
 			Message:         fmt.Sprintf("Allow the page tool %s to run with %s? (%s)", name, compact(args), why),
 			RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`),
 		}), nil
 	}
-	s.start(pc)
-	return s.wait(ctx, req, pc)
+	h.start(pc)
+	return h.wait(ctx, req, pc)
 }
 
-func (s *Server) newPending(name string, args json.RawMessage, elicit bool) *pendingCall {
+// retry takes a retried tools/call that carries the answer to a question
+// (req.Params.RequestState names the call), from owner.
+func (h *hitl) retry(ctx context.Context, req *mcp.CallToolRequest, name, owner string) (*mcp.CallToolResult, error) {
+	pc, ok := h.lookup(req.Params.RequestState, owner)
+	if !ok {
+		return errResult("this answer belongs to a call that is over or unknown; call %s again", name), nil
+	}
+	pc.mu.Lock()
+	busy := pc.waiting
+	pc.waiting = true
+	pc.mu.Unlock()
+	if busy {
+		return errResult("another request already waits for this call of %s; this retry was ignored", pc.name), nil
+	}
+	return h.resume(ctx, req, pc)
+}
+
+// runNow runs a call that cannot ask its client anything, in the caller's
+// goroutine: a page dialog is handled by policy, and a caller that gives
+// up aborts the page's call.
+func (h *hitl) runNow(ctx context.Context, name string, args json.RawMessage, policy DialogPolicy) *mcp.CallToolResult {
+	pc := h.newPending(name, args, false, policy, "")
+	defer pc.cancel()
+	stop := context.AfterFunc(ctx, pc.cancel)
+	defer stop()
+	res := CallToolResult(h.call(pc.runCtx, name, args))
+	pc.mu.Lock()
+	failed := pc.failed
+	pc.mu.Unlock()
+	if failed != "" {
+		return errResult("%s: %s", name, failed)
+	}
+	return res
+}
+
+// newPending prepares a call: a page dialog goes to the client when it can
+// be asked (elicit), else policy decides.
+func (h *hitl) newPending(name string, args json.RawMessage, elicit bool, policy DialogPolicy, owner string) *pendingCall {
 	id := make([]byte, 12)
 	rand.Read(id)
 	pc := &pendingCall{
@@ -202,10 +252,10 @@ func (s *Server) newPending(name string, args json.RawMessage, elicit bool) *pen
 		done:     make(chan *mcp.CallToolResult, 1),
 		dialogs:  make(chan dialogAsk),
 		progress: newProgressSink(),
+		owner:    owner,
 	}
 	cctx, cancel := context.WithCancel(withProgress(context.Background(), pc.progress))
 	pc.cancel = cancel
-	policy := s.opts.Dialogs
 	cctx = core.WithDialogFunc(cctx, func(ctx context.Context, d core.Dialog) core.DialogAnswer {
 		if !elicit {
 			switch policy {
@@ -238,12 +288,12 @@ func (s *Server) newPending(name string, args json.RawMessage, elicit bool) *pen
 
 // start runs the call in the background: it outlives the tools/call that
 // started it when the client must be asked something.
-func (s *Server) start(pc *pendingCall) {
+func (h *hitl) start(pc *pendingCall) {
 	pc.mu.Lock()
 	pc.started = true
 	pc.mu.Unlock()
 	go func() {
-		res := CallToolResult(s.hub.Call(pc.runCtx, pc.name, pc.args))
+		res := CallToolResult(h.call(pc.runCtx, pc.name, pc.args))
 		pc.mu.Lock()
 		if pc.failed != "" {
 			res = errResult("%s: %s", pc.name, pc.failed)
@@ -252,12 +302,12 @@ func (s *Server) start(pc *pendingCall) {
 		pc.done <- res
 		pc.cancel()
 		// A client that never comes back for the result must not pin it.
-		time.AfterFunc(s.opts.CallTimeout, func() { s.hitl.remove(pc.id) })
+		time.AfterFunc(h.timeout, func() { h.remove(pc.id) })
 	}()
 }
 
 // resume takes the client's answer to what it was asked and waits on.
-func (s *Server) resume(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCall) (*mcp.CallToolResult, error) {
+func (h *hitl) resume(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCall) (*mcp.CallToolResult, error) {
 	pc.progress.target(req)
 	pc.mu.Lock()
 	confirming, asking := pc.confirming, pc.asking
@@ -267,16 +317,16 @@ func (s *Server) resume(ctx context.Context, req *mcp.CallToolRequest, pc *pendi
 	case confirming:
 		r, _ := req.Params.InputResponses["confirm"].(*mcp.ElicitResult)
 		if r == nil || r.Action != "accept" {
-			s.hitl.remove(pc.id)
+			h.remove(pc.id)
 			pc.cancel()
 			return errResult("%s was not run: the user declined", pc.name), nil
 		}
-		s.start(pc)
+		h.start(pc)
 	case asking != nil:
 		r, _ := req.Params.InputResponses["dialog"].(*mcp.ElicitResult)
 		asking.answer <- dialogAnswer(asking.d, r)
 	}
-	return s.wait(ctx, req, pc)
+	return h.wait(ctx, req, pc)
 }
 
 // dialogAnswer maps the client's answer onto the dialog's buttons.
@@ -315,8 +365,16 @@ func dialogElicit(d core.Dialog) *mcp.ElicitParams {
 // wait waits for the call's result or for a dialog to ask the client about,
 // sending progress while it waits when the client asked for it. A client
 // that cancels the request aborts the page's call.
-func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCall) (*mcp.CallToolResult, error) {
+func (h *hitl) wait(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCall) (*mcp.CallToolResult, error) {
 	var tick <-chan time.Time
+	pc.mu.Lock()
+	pc.waiting = true
+	pc.mu.Unlock()
+	defer func() {
+		pc.mu.Lock()
+		pc.waiting = false
+		pc.mu.Unlock()
+	}()
 	defer pc.progress.target(nil)
 	if req.Params.GetProgressToken() != nil && req.Session != nil {
 		// A heartbeat to the client while the page works, not a poll: the
@@ -329,29 +387,29 @@ func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, pc *pending
 	for {
 		select {
 		case res := <-pc.done:
-			s.hitl.remove(pc.id)
+			h.remove(pc.id)
 			return res, nil
 		case ask := <-pc.dialogs:
 			pc.mu.Lock()
 			pc.asking = &ask
 			pc.mu.Unlock()
-			s.hitl.add(pc)
-			return s.inputRequired(pc, "dialog", dialogElicit(ask.d)), nil
+			h.add(pc)
+			return h.inputRequired(pc, "dialog", dialogElicit(ask.d)), nil
 		case <-tick:
 			secs := time.Since(start).Seconds()
 			pc.progress.heartbeat(ctx, secs, fmt.Sprintf("%s is still running in the page (%.0f s)", pc.name, secs))
 		case <-ctx.Done():
 			pc.cancel()
-			s.hitl.remove(pc.id)
+			h.remove(pc.id)
 			return nil, ctx.Err()
 		}
 	}
 }
 
-func (s *Server) inputRequired(pc *pendingCall, key string, p *mcp.ElicitParams) *mcp.CallToolResult {
+func (h *hitl) inputRequired(pc *pendingCall, key string, p *mcp.ElicitParams) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{key: p},
-		RequestState:  s.hitl.state(pc.id),
+		RequestState:  h.state(pc.id),
 	}
 }
 

@@ -124,7 +124,7 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		opts.CallTimeout = 30 * time.Second
 	}
 	s := &Server{
-		hitl:   newHITL(),
+		hitl:   newHITL(h.Call, opts.CallTimeout),
 		hub:    h,
 		opts:   opts,
 		logger: opts.Logger,
@@ -289,22 +289,12 @@ func (s *Server) callHandler(name string) mcp.ToolHandler {
 }
 
 // callNow runs a call that cannot ask the client anything: a page dialog
-// is handled by the --dialogs policy (newPending's, for a client without
-// elicitation), and a client that cancels aborts the page's call.
+// is handled by the --dialogs policy, and a client that cancels aborts the
+// page's call.
 func (s *Server) callNow(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	pc := s.newPending(name, args, false)
-	defer pc.cancel()
-	stop := context.AfterFunc(ctx, pc.cancel)
-	defer stop()
-	res := CallToolResult(s.hub.Call(pc.runCtx, name, args))
+	res := s.hitl.runNow(ctx, name, args, s.opts.Dialogs)
 	if err := ctx.Err(); err != nil {
 		return nil, err
-	}
-	pc.mu.Lock()
-	failed := pc.failed
-	pc.mu.Unlock()
-	if failed != "" {
-		return errResult("%s: %s", name, failed), nil
 	}
 	return res, nil
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/relay/proxy"
 )
 
@@ -56,6 +58,9 @@ type BrowserSideOptions struct {
 	// ActionTimeout bounds one browser method (default 30 s); tool calls
 	// have the hub's own timeout.
 	ActionTimeout time.Duration
+	// CallTimeout is the hub's --call-timeout (default 30 s): how long a
+	// call whose page asked a question is kept for the answer.
+	CallTimeout time.Duration
 	// MaxConcurrent bounds the requests handled at once (default 64).
 	MaxConcurrent int
 	// MaxScreenshotBytes bounds a screenshot (default 16 MiB).
@@ -77,8 +82,9 @@ type BrowserSideOptions struct {
 // as tools/list and tools/call, and reconnects with backoff when the relay
 // goes away.
 type BrowserSide struct {
-	opts BrowserSideOptions
-	log  *slog.Logger
+	opts  BrowserSideOptions
+	log   *slog.Logger
+	asker *mcpserver.Asker // runs the calls whose dialogs a client answers
 
 	mu       sync.Mutex
 	selected map[string]string // connection → the tab it selected
@@ -128,6 +134,7 @@ func NewBrowserSide(opts BrowserSideOptions) (*BrowserSide, error) {
 	b := &BrowserSide{
 		opts:     opts,
 		log:      opts.Logger,
+		asker:    mcpserver.NewAsker(opts.Hub.Call, opts.CallTimeout),
 		selected: make(map[string]string),
 	}
 	return b, nil

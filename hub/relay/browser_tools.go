@@ -28,7 +28,12 @@ func (b *BrowserSide) toolsList(_ context.Context, _ string, _ json.RawMessage) 
 	return ToolsListResult{Tools: tools, Meta: map[string]any{proxy.VersionMetaKey: v}}, nil
 }
 
-func (b *BrowserSide) toolsCall(ctx context.Context, _ string, params json.RawMessage) (any, error) {
+// toolsCall runs a routed tool for the client behind connection conn. A
+// caller that says who answers the page's dialogs (_meta, ask.go) gets its
+// calls through the Asker, as a local client's go through hitl.go; one
+// that does not gets the old behaviour (alert accepted, the rest
+// dismissed).
+func (b *BrowserSide) toolsCall(ctx context.Context, conn string, params json.RawMessage) (any, error) {
 	var p proxy.ToolsCallParams
 	if err := decode(proxy.MethodToolsCall, params, &p); err != nil {
 		return nil, err
@@ -36,7 +41,14 @@ func (b *BrowserSide) toolsCall(ctx context.Context, _ string, params json.RawMe
 	if p.Name == "" {
 		return nil, proxy.Errorf(proxy.CodeInvalidParams, "Invalid params: tools/call needs params.name")
 	}
-	return mcpserver.CallToolResult(b.opts.Hub.Call(ctx, p.Name, p.Arguments)), nil
+	c, asked, err := askedCall(conn, p)
+	if err != nil {
+		return nil, err
+	}
+	if !asked {
+		return mcpserver.CallToolResult(b.opts.Hub.Call(ctx, p.Name, p.Arguments)), nil
+	}
+	return b.asker.Call(ctx, c), nil
 }
 
 func (b *BrowserSide) waitForChanges(ctx context.Context, _ string, params json.RawMessage) (any, error) {

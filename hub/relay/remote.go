@@ -38,6 +38,10 @@ type RemoteOptions struct {
 	MinBackoff, MaxBackoff time.Duration
 	// MaxTools bounds the remote tools listed (default 1000).
 	MaxTools int
+	// Dialogs is what happens to a page dialog during a call whose client
+	// cannot be asked (no elicitation), as --dialogs for a local client
+	// (default mcpserver.DialogsFail). A client with elicitation is asked.
+	Dialogs mcpserver.DialogPolicy
 }
 
 // Remote is the client side: an MCP server (go-sdk) whose tools are a remote
@@ -106,6 +110,9 @@ func NewRemote(opts RemoteOptions) (*Remote, error) {
 	}
 	if opts.MaxTools <= 0 {
 		opts.MaxTools = 1000
+	}
+	if opts.Dialogs == "" {
+		opts.Dialogs = mcpserver.DialogsFail
 	}
 	r := &Remote{
 		opts:   opts,

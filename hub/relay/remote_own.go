@@ -86,7 +86,7 @@ func (r *Remote) addOwnTools() {
 		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.Name == "" {
 			return errorResult("webmcp_call needs {name, arguments}"), nil
 		}
-		return r.callTool(ctx, in.Name, in.Arguments), nil
+		return r.callTool(ctx, req, in.Name, in.Arguments), nil
 	})
 	for _, bt := range browserTools() {
 		t := &mcp.Tool{

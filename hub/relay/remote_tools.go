@@ -180,19 +180,16 @@ func errorResult(format string, args ...any) *mcp.CallToolResult {
 
 func (r *Remote) remoteHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return r.callTool(ctx, name, req.Params.Arguments), nil
+		return r.callTool(ctx, req, name, req.Params.Arguments), nil
 	}
 }
 
-// callTool calls a routed tool of the browser.
-func (r *Remote) callTool(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
+// callTool calls a routed tool of the browser for the client of req; the
+// page's questions go to that client (ask.go).
+func (r *Remote) callTool(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) *mcp.CallToolResult {
 	c, why := r.current()
 	if c == nil {
 		return errorResult("%s cannot run: %s", name, why)
 	}
-	var res mcp.CallToolResult
-	if err := c.Call(ctx, MethodToolsCall, toolsCallParams{Name: name, Arguments: args}, &res); err != nil {
-		return errorResult("%s failed across the relay: %v", name, err)
-	}
-	return &res
+	return r.callAsking(ctx, c, req, name, args)
 }

@@ -18,12 +18,45 @@ const (
 	MethodWaitForChanges = "webmcp/waitForChanges"
 	// VersionMetaKey is the _meta key of the catalog's version in tools/list.
 	VersionMetaKey = "webmcp-cdp/version"
+	// DialogsMetaKey is the _meta key of tools/call by which a caller says
+	// who answers a page dialog during the call (docs/decisions/
+	// 2026-11-26-relay-elicitation.md): DialogsAsk (its client can be
+	// asked: the dialog comes back as an input request, MCP's multi
+	// round-trip result), or a --dialogs policy (accept, dismiss, fail).
+	// Without it, nobody is asked: an alert is accepted, the rest
+	// dismissed.
+	DialogsMetaKey = "webmcp-cdp/dialogs"
+	// DialogsAsk is the DialogsMetaKey value of a caller that can be asked.
+	DialogsAsk = "ask"
+	// QuestionKey is the key of the one input request a tools/call result
+	// may carry, and of its answer in the retry's inputResponses.
+	QuestionKey = "dialog"
+	// MaxRequestState bounds a tools/call's requestState, in bytes.
+	MaxRequestState = 256
+	// MaxAnswerBytes bounds a retry's inputResponses, in bytes.
+	MaxAnswerBytes = 64 << 10
+	// MaxQuestionBytes bounds the message of an input request, in bytes.
+	MaxQuestionBytes = 16 << 10
+	// MaxQuestionSchemaBytes bounds the schema of an input request.
+	MaxQuestionSchemaBytes = 8 << 10
 )
 
-// ToolsCallParams are the params of tools/call.
+// ToolsCallParams are the params of tools/call. Beyond the seed: _meta may
+// say who answers the page's dialogs, and a retry after a result that
+// asked a question (inputRequests) carries that result's requestState and
+// the answer, as MCP 2026-07-28's tools/call does.
 type ToolsCallParams struct {
-	Name      string          `json:"name"`                // the routed name
-	Arguments json.RawMessage `json:"arguments,omitempty"` // the tool's input
+	Name           string          `json:"name"`                     // the routed name
+	Arguments      json.RawMessage `json:"arguments,omitempty"`      // the tool's input
+	Meta           *ToolsCallMeta  `json:"_meta,omitempty"`          // who answers dialogs
+	RequestState   string          `json:"requestState,omitempty"`   // a retry's state
+	InputResponses json.RawMessage `json:"inputResponses,omitempty"` // a retry's answer
+}
+
+// ToolsCallMeta is the _meta of tools/call.
+type ToolsCallMeta struct {
+	// Dialogs is DialogsAsk or a --dialogs policy (see DialogsMetaKey).
+	Dialogs string `json:"webmcp-cdp/dialogs,omitempty"`
 }
 
 // WaitParams are the params of webmcp/waitForChanges.
