@@ -53,13 +53,7 @@ func runConfig(t *testing.T, args []string, env map[string]string, file string) 
 	t.Helper()
 	var c configCmd
 	cmd := newConfigCmd(&c)
-	if file != "" {
-		path := filepath.Join(t.TempDir(), "webmcp.yaml")
-		if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, "--config", path)
-	}
+	args = withConfigFile(t, args, file)
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatal(err)
 	}
@@ -235,4 +229,18 @@ func TestLogFileGetsDebug(t *testing.T) {
 	if _, err := newLogger(&b, "loud", ""); err == nil {
 		t.Error("--log-level loud was accepted")
 	}
+}
+
+// withConfigFile writes file (YAML) to a temp config file and adds
+// --config with its path to args; an empty file adds nothing.
+func withConfigFile(t *testing.T, args []string, file string) []string {
+	t.Helper()
+	if file == "" {
+		return args
+	}
+	path := filepath.Join(t.TempDir(), "webmcp.yaml")
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return append(args, "--config", path)
 }

@@ -380,16 +380,7 @@ func (d *multiDialer) start(ctx context.Context, a *multi.Attempt) (*cdp.Browser
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := cdp.NewBrowser(proc.Conn(), d.options(false))
-	if err == nil && d.f.ignoreHTTPSErrors {
-		if err = cdp.IgnoreCertificateErrors(ctx, proc.Conn()); err != nil {
-			err = fmt.Errorf("--ignore-https-errors: %w", err)
-		}
-	}
-	if err == nil {
-		a.Up(b)
-		err = b.Start(ctx, a.Sink())
-	}
+	b, err := d.follow(ctx, ctx, proc.Conn(), false, a)
 	if err != nil {
 		proc.Close()
 		return nil, nil, err
@@ -410,6 +401,26 @@ func (d *multiDialer) start(ctx context.Context, a *multi.Attempt) (*cdp.Browser
 	return b, proc, nil
 }
 
+// follow instruments the browser behind conn and starts following it for
+// attempt a: ctx is the connection's life, setup bounds the one-off setup
+// (--ignore-https-errors).
+func (d *multiDialer) follow(ctx, setup context.Context, conn *cdp.Conn, reload bool, a *multi.Attempt) (*cdp.Browser, error) {
+	b, err := cdp.NewBrowser(conn, d.options(reload))
+	if err != nil {
+		return nil, err
+	}
+	if d.f.ignoreHTTPSErrors {
+		if err := cdp.IgnoreCertificateErrors(setup, conn); err != nil {
+			return nil, fmt.Errorf("--ignore-https-errors: %w", err)
+		}
+	}
+	a.Up(b)
+	if err := b.Start(ctx, a.Sink()); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
 // connect attaches to the browser and starts following it.
 func (d *multiDialer) connect(ctx context.Context, a *multi.Attempt) (*cdp.Browser, *cdp.Conn, error) {
 	actx, cancel := context.WithTimeout(ctx, attachTimeout)
@@ -418,17 +429,8 @@ func (d *multiDialer) connect(ctx context.Context, a *multi.Attempt) (*cdp.Brows
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := cdp.NewBrowser(conn, d.options(d.reload))
-	if err == nil && d.f.ignoreHTTPSErrors {
-		if err = cdp.IgnoreCertificateErrors(actx, conn); err != nil {
-			err = fmt.Errorf("--ignore-https-errors: %w", err)
-		}
-	}
-	if err == nil {
-		// Start's ctx is the connection's life, not the attach timeout.
-		a.Up(b)
-		err = b.Start(ctx, a.Sink())
-	}
+	// Start's ctx is the connection's life, not the attach timeout.
+	b, err := d.follow(ctx, actx, conn, d.reload, a)
 	if err != nil {
 		conn.Close()
 		return nil, nil, err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,13 +18,7 @@ func parseNamed(t *testing.T, args []string, env map[string]string, file string)
 	var ef endpointFlags
 	ef.register(cmd)
 	root.AddCommand(cmd)
-	if file != "" {
-		path := filepath.Join(t.TempDir(), "webmcp.yaml")
-		if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, "--config", path)
-	}
+	args = withConfigFile(t, args, file)
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatal(err)
 	}
