@@ -265,7 +265,7 @@ func remoteFor(v *docState, keys []string, docs map[string]*docState, exposed ma
 		}
 		var tools []exposedTool
 		for _, t := range xd.tools {
-			if n < maxRemoteTools && contains(t.To, v.origin) {
+			if n < maxRemoteTools && slices.Contains(t.To, v.origin) {
 				t.To = nil
 				tools = append(tools, t)
 				n++
@@ -282,15 +282,6 @@ func remoteFor(v *docState, keys []string, docs map[string]*docState, exposed ma
 // unknown origin never matches an exposedTo.
 func relayOrigin(o string) bool {
 	return o != "" && o != "null" && o != "://"
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // relayMsg is one message a document queued for the relay.
@@ -406,7 +397,7 @@ func relayRefusal(caller, target *docState, xt *xoTab, m relayMsg) string {
 func exposes(xd *xoDoc, name, origin string) bool {
 	for _, t := range xd.tools {
 		if t.Name == name {
-			return contains(t.To, origin)
+			return slices.Contains(t.To, origin)
 		}
 	}
 	return false
