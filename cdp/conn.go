@@ -282,7 +282,9 @@ func (p *Pending) Wait(ctx context.Context, result any) error {
 	if result == nil || len(p.result) == 0 {
 		return nil
 	}
-	if err := jsonv2.Unmarshal(p.result, result); err != nil {
+	// A page's strings may hold lone surrogates (CDP escapes them as
+	// \ud800): they decode as U+FFFD, as the transport reads them.
+	if err := jsonv2.Unmarshal(p.result, result, jsonv2.AllowInvalidUTF8(true)); err != nil {
 		return fmt.Errorf("decoding the result of %s: %w", p.method, err)
 	}
 	return nil
@@ -307,7 +309,9 @@ func (p *Pending) abandon(cause error) {
 func (s *Session) Send(method string, params any) (*Pending, error) {
 	c := s.c
 	var raw jsonv2.Value
-	if params != nil {
+	if v, ok := params.(jsonv2.Value); ok {
+		raw = v // rendered by the caller (invokeParams)
+	} else if params != nil {
 		b, err := jsonv2.Marshal(params)
 		if err != nil {
 			return nil, fmt.Errorf("encoding %s: %w", method, err)

@@ -170,6 +170,25 @@ func TestGarbageResult(t *testing.T) {
 	}
 }
 
+// TestLoneSurrogateResult: a page can hand back a string with a lone
+// surrogate, which CDP escapes as \ud800; it decodes with U+FFFD in its
+// place rather than failing the call.
+func TestLoneSurrogateResult(t *testing.T) {
+	c, f := newTestConn(t)
+	p, err := c.Browser().Send("Runtime.callFunctionOn", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.reply(t, f.next(t).ID, `{"result":{"type":"object","value":{"ok":true,"kind":"string","value":"a\ud800b"}}}`)
+	var out bridgeAnswer
+	if err := p.Wait(context.Background(), &out); err != nil {
+		t.Fatalf("Wait = %v, want the answer", err)
+	}
+	if v := out.Result.Value; v == nil || v.Value != "a\uFFFDb" || !v.OK {
+		t.Errorf("decoded %+v, want ok with value a\uFFFDb", v)
+	}
+}
+
 // TestTransportErrors: when the transport fails, every call in flight fails
 // with ErrClosed and the cause, Done closes and Err says why.
 func TestTransportErrors(t *testing.T) {

@@ -166,6 +166,9 @@ func TestReliabilityHostilePage(t *testing.T) {
 	if !res.IsError || !strings.Contains(text(res), "hostile tool threw on purpose") {
 		t.Errorf("throws = %v %q", res.IsError, text(res))
 	}
+	if got := c.callOK(toolWithSuffix(tools, "lone_surrogate")[0], map[string]any{}); got != "a\uFFFDb" {
+		t.Errorf("lone_surrogate = %q, want the lone surrogate as U+FFFD", got)
+	}
 	huge := c.callOK(toolWithSuffix(tools, "huge_result")[0], map[string]any{})
 	if len(huge) > 1<<20+200 || !strings.Contains(huge, "[webmcp-cdp: the result was cut to") {
 		t.Errorf("huge_result gave %d bytes ending %q, want at most 1 MiB and a notice", len(huge), huge[max(0, len(huge)-120):])
