@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	cdpt "github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
@@ -36,32 +36,14 @@ func (b *Browser) Invoke(ctx context.Context, docKey, tool string, input json.Ra
 	cctx, end := b.startCall(ctx, d.t)
 	defer end()
 	callID := strconv.FormatInt(b.callSeq.Add(1), 10)
-	var out struct {
-		OK        bool            `json:"ok"`
-		Kind      core.ResultKind `json:"kind"`
-		Value     string          `json:"value"`
-		Truncated int             `json:"truncated"`
-		Error     string          `json:"error"`
-	}
-	// The bridge resolves with a plain object that comes back by value: one
-	// decode of CDP's answer, with the tool's value (a JSON string for a JSON
-	// result) unescaped once and never parsed here.
-	res, err := cdpt.Call(cctx, d.t.sess, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
-		FunctionDeclaration: "function(n,i,c,m){return this.call(n,i,c,m)}",
-		ObjectID:            bridge,
-		Arguments: []*runtime.CallArgument{
-			{Value: jsonString(tool)}, {Value: jsonString(string(input))},
-			{Value: jsonString(callID)}, {Value: jsonv2.Value(strconv.Itoa(b.opts.Limits.MaxResult))},
-		},
-		AwaitPromise:  ptr(true),
-		ReturnByValue: ptr(true),
-		Silent:        ptr(true),
-	})
+	var res bridgeAnswer
+	err := d.t.sess.Call(cctx, runtime.CommandCallFunctionOn, invokeParams(bridge, tool, input, callID, b.opts.Limits.MaxResult), &res)
+	out := res.Result.Value
 	switch {
 	case err != nil:
 	case res.ExceptionDetails != nil:
 		err = fmt.Errorf("the page script failed: %s", exceptionText(res.ExceptionDetails))
-	case res.Result == nil || json.Unmarshal(res.Result.Value, &out) != nil:
+	case out == nil:
 		err = errors.New("the page bridge returned no result object")
 	}
 	if err != nil {
@@ -86,6 +68,43 @@ func (b *Browser) Invoke(ctx context.Context, docKey, tool string, input json.Ra
 		return b.navResult(cctx, d)
 	}
 	return core.Result{Kind: out.Kind, Value: out.Value, Truncated: out.Truncated}, nil
+}
+
+// bridgeAnswer is CDP's answer to a bridge call, decoded in one pass: the
+// bridge resolves with a plain object that comes back by value, with the
+// tool's value (a JSON string for a JSON result) unescaped once and never
+// parsed here.
+type bridgeAnswer struct {
+	Result struct {
+		Value *struct {
+			OK        bool            `json:"ok"`
+			Kind      core.ResultKind `json:"kind"`
+			Value     string          `json:"value"`
+			Truncated int             `json:"truncated"`
+			Error     string          `json:"error"`
+		} `json:"value"`
+	} `json:"result"`
+	ExceptionDetails *runtime.ExceptionDetails `json:"exceptionDetails"`
+}
+
+// invokeParams renders the Runtime.callFunctionOn of a bridge call without
+// reflection: the tool's name, its input (JSON text, passed as a string),
+// the call id and the result limit, awaited and returned by value.
+func invokeParams(bridge runtime.RemoteObjectID, tool string, input []byte, callID string, maxResult int) jsonv2.Value {
+	b := make([]byte, 0, 192+len(bridge)+len(tool)+len(input)+len(input)/8)
+	b = append(b, `{"functionDeclaration":"function(n,i,c,m){return this.call(n,i,c,m)}","objectId":`...)
+	// AppendQuote replaces invalid UTF-8 with U+FFFD and says so; the text
+	// stays valid JSON either way, as encoding/json would have made it.
+	b, _ = jsontext.AppendQuote(b, string(bridge))
+	b = append(b, `,"arguments":[{"value":`...)
+	b, _ = jsontext.AppendQuote(b, tool)
+	b = append(b, `},{"value":`...)
+	b, _ = jsontext.AppendQuote(b, input)
+	b = append(b, `},{"value":`...)
+	b, _ = jsontext.AppendQuote(b, callID)
+	b = append(b, `},{"value":`...)
+	b = strconv.AppendInt(b, int64(maxResult), 10)
+	return append(b, `}],"silent":true,"returnByValue":true,"awaitPromise":true}`...)
 }
 
 func jsonString(s string) jsonv2.Value {
