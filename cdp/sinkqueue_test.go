@@ -49,12 +49,19 @@ func TestSinkMayCallBackIntoTheBrowser(t *testing.T) {
 	f.feed(t, attachedEvent("", "S1", "T1", "page", "http://a.test/", true))
 	f.feed(t, event("S1", cdproto.EventWebMCPToolsAdded,
 		`{"tools":[{"name":"t","description":"d","frameId":"T1","toolId":"1"}]}`))
+	// A DropDoc removes the Update of its document that still waits in
+	// the queue (sinkqueue.go), so the Update is seen before the document
+	// goes: that is what this test looks at, not the coalescing.
+	var got []string
+	for len(got) < 2 {
+		c := recv(t, sink.calls, "a sink call")
+		got = append(got, c.method+" "+c.id)
+	}
 	f.feed(t, event("S1", cdproto.EventRuntimeExecutionContextCreated,
 		`{"context":{"id":7,"origin":"http://a.test","name":"","uniqueId":"u7","auxData":{"isDefault":true,"frameId":"T1"}}}`))
 	f.feed(t, event("S1", cdproto.EventRuntimeExecutionContextDestroyed, `{"executionContextId":7,"executionContextUniqueId":"u7"}`))
 	f.feed(t, event("", cdproto.EventTargetDetachedFromTarget, `{"sessionId":"S1","targetId":"T1"}`))
-	var got []string
-	for len(got) == 0 || got[len(got)-1] != "TabClosed T1" {
+	for got[len(got)-1] != "TabClosed T1" {
 		c := recv(t, sink.calls, "a sink call")
 		got = append(got, c.method+" "+c.id)
 	}
