@@ -194,6 +194,9 @@ func stdioRows(ctx context.Context, opts Options, env []string, page string, rb 
 	add(fmt.Sprintf("%d concurrent raw CDP callers into one tab (%s)", workers, shape), fmt.Sprintf("%.0f calls/s", direct))
 	add(fmt.Sprintf("%d concurrent tools/call callers over stdio into one tab (same rounds)", workers), fmt.Sprintf("%.0f calls/s", viaStdio))
 	add("ratio stdio / raw throughput", times(viaStdio, direct))
+	if err := leanRows(ctx, opts, env, page, echo, raw, add); err != nil {
+		return err
+	}
 	nav, rawNav, err := navigation(ctx, stdio, rb, page, navigations)
 	if err != nil {
 		return err
@@ -201,6 +204,36 @@ func stdioRows(ctx context.Context, opts Options, env []string, page string, rb 
 	add(fmt.Sprintf("raw: navigation start → the page's load event (%d navigations, interleaved)", navigations), rawNav.summary())
 	add(fmt.Sprintf("navigation start → client has list_changed and the 10 new tools (%d navigations)", navigations), nav.summary())
 	add("ratio navigation → tools / raw navigation → load", ratios(nav, rawNav))
+	return nil
+}
+
+// leanRows adds the latency and throughput rows of a minimal JSON-RPC
+// client over stdio (leanClient), which show the server's own cost without
+// the go-sdk client's.
+func leanRows(ctx context.Context, opts Options, env []string, page, echo string, raw func(context.Context) error, add func(what, value string)) error {
+	lean, err := startLean(ctx, opts.Binary, page, env)
+	if err != nil {
+		return err
+	}
+	defer lean.close()
+	call := lean.caller(echo)
+	// The page's tools are listed a moment after the session starts.
+	for deadline := time.Now().Add(20 * time.Second); call(ctx) != nil; {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the minimal client: %w", call(ctx))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := pairedRows(ctx, "stdio, minimal client", opts.Calls, call, raw, add); err != nil {
+		return err
+	}
+	viaLean, direct, err := Throughput(ctx, workers, round, rounds, call, raw)
+	if err != nil {
+		return fmt.Errorf("throughput of the minimal client: %w", err)
+	}
+	add(fmt.Sprintf("%d concurrent raw CDP callers into one tab (same shape)", workers), fmt.Sprintf("%.0f calls/s", direct))
+	add(fmt.Sprintf("%d concurrent tools/call callers over stdio, minimal client", workers), fmt.Sprintf("%.0f calls/s", viaLean))
+	add("ratio stdio (minimal client) / raw throughput", times(viaLean, direct))
 	return nil
 }
 

@@ -25,12 +25,17 @@ type server struct {
 // its CPU profile.
 func (s *server) close() {
 	s.cs.Close()
+	waitOrKill(s.cmd)
+}
+
+// waitOrKill waits for cmd to exit, killing it after 5s.
+func waitOrKill(cmd *exec.Cmd) {
 	done := make(chan struct{})
-	go func() { s.cmd.Wait(); close(done) }()
+	go func() { cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		s.cmd.Process.Kill()
+		cmd.Process.Kill()
 		<-done
 	}
 }
