@@ -194,7 +194,7 @@ func stdioRows(ctx context.Context, opts Options, env []string, page string, rb 
 	add(fmt.Sprintf("%d concurrent raw CDP callers into one tab (%s)", workers, shape), fmt.Sprintf("%.0f calls/s", direct))
 	add(fmt.Sprintf("%d concurrent tools/call callers over stdio into one tab (same rounds)", workers), fmt.Sprintf("%.0f calls/s", viaStdio))
 	add("ratio stdio / raw throughput", times(viaStdio, direct))
-	if err := leanRows(ctx, opts, env, page, echo, raw, add); err != nil {
+	if err := leanRows(ctx, opts, page, echo, raw, add); err != nil {
 		return err
 	}
 	nav, rawNav, err := navigation(ctx, stdio, rb, page, navigations)
@@ -209,9 +209,10 @@ func stdioRows(ctx context.Context, opts Options, env []string, page string, rb 
 
 // leanRows adds the latency and throughput rows of a minimal JSON-RPC
 // client over stdio (leanClient), which show the server's own cost without
-// the go-sdk client's.
-func leanRows(ctx context.Context, opts Options, env []string, page, echo string, raw func(context.Context) error, add func(what, value string)) error {
-	lean, err := startLean(ctx, opts.Binary, page, env)
+// the go-sdk client's. (Its server writes no CPU profile: --cpuprofile is
+// the go-sdk stdio server's.)
+func leanRows(ctx context.Context, opts Options, page, echo string, raw func(context.Context) error, add func(what, value string)) error {
+	lean, err := startLean(ctx, opts.Binary, page, nil)
 	if err != nil {
 		return err
 	}
