@@ -16,6 +16,7 @@ func newBench() *cobra.Command {
 	var markdown bool
 	var cpuprofile string
 	var rows []string
+	var forwardPage string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure webmcp-cdp on this machine and print one table (Chromium required)",
@@ -27,6 +28,10 @@ func newBench() *cobra.Command {
 			"with 1, 10 and 100 tabs.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if forwardPage != "" {
+				// The floor the bench measures a server against (bench.Forward).
+				return bench.Forward(cmd.Context(), forwardPage, os.Stdin, os.Stdout)
+			}
 			self, err := os.Executable()
 			if err != nil {
 				return fmt.Errorf("finding this binary: %w", err)
@@ -47,6 +52,8 @@ func newBench() *cobra.Command {
 	cmd.Flags().IntSliceVar(&tabs, "tabs", []int{1, 10, 100}, "tab counts of the memory rows")
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print a Markdown table (for the docs)")
 	cmd.Flags().StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the webmcp-cdp server measured over stdio to `FILE` (read it with go tool pprof)")
+	cmd.Flags().StringVar(&forwardPage, "forward-page", "", "run as the minimal forwarder the bench measures servers against, on `URL` (stdin and stdout)")
+	cmd.Flags().MarkHidden("forward-page")
 	cmd.Flags().StringSliceVar(&rows, "rows", nil, "measure only these groups of rows: "+strings.Join(bench.RowGroups, ", ")+" (all when empty)")
 	return cmd
 }

@@ -27,6 +27,10 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/fixtures"
 )
 
+// forwardFlag is the hidden flag of `webmcp-cdp bench` that runs Forward
+// on the page it names, on stdin and stdout.
+const forwardFlag = "--forward-page"
+
 // CPUProfileEnv is the environment variable that makes a webmcp-cdp process
 // write a CPU profile of its whole life to the file it names.
 const CPUProfileEnv = "WEBMCP_CDP_CPUPROFILE"
@@ -209,32 +213,42 @@ func stdioRows(ctx context.Context, opts Options, env []string, page string, rb 
 
 // leanRows adds the latency and throughput rows of a minimal JSON-RPC
 // client over stdio (leanClient), which show the server's own cost without
-// the go-sdk client's. (Its server writes no CPU profile: --cpuprofile is
-// the go-sdk stdio server's.)
+// the go-sdk client's, and the same rows of the minimal forwarder (Forward):
+// the floor of any process between the client and the browser. (Neither
+// writes a CPU profile: --cpuprofile is the go-sdk stdio server's.)
 func leanRows(ctx context.Context, opts Options, page, echo string, raw func(context.Context) error, add func(what, value string)) error {
-	lean, err := startLean(ctx, opts.Binary, page, nil)
-	if err != nil {
-		return err
-	}
-	defer lean.close()
-	call := lean.caller(echo)
-	// The page's tools are listed a moment after the session starts.
-	for deadline := time.Now().Add(20 * time.Second); call(ctx) != nil; {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the minimal client: %w", call(ctx))
+	for _, side := range []struct {
+		what string // the transport, in the rows' words
+		args []string
+	}{
+		{"stdio, minimal client", []string{"launch", "--headless", "--log-level", "warn", page}},
+		{"stdio, minimal forwarder", []string{"bench", forwardFlag, page}},
+	} {
+		lean, err := startLean(ctx, opts.Binary, side.args, nil)
+		if err != nil {
+			return err
 		}
-		time.Sleep(20 * time.Millisecond)
+		defer lean.close() // on an error; closed below otherwise
+		call := lean.caller(echo)
+		// The page's tools are listed a moment after the session starts.
+		for deadline := time.Now().Add(20 * time.Second); call(ctx) != nil; {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s: %w", side.what, call(ctx))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := pairedRows(ctx, side.what, opts.Calls, call, raw, add); err != nil {
+			return err
+		}
+		viaLean, direct, err := Throughput(ctx, workers, round, rounds, call, raw)
+		if err != nil {
+			return fmt.Errorf("throughput over %s: %w", side.what, err)
+		}
+		add(fmt.Sprintf("%d concurrent raw CDP callers into one tab (same shape)", workers), fmt.Sprintf("%.0f calls/s", direct))
+		add(fmt.Sprintf("%d concurrent callers over %s", workers, side.what), fmt.Sprintf("%.0f calls/s", viaLean))
+		add(fmt.Sprintf("ratio %s / raw throughput", side.what), times(viaLean, direct))
+		lean.close()
 	}
-	if err := pairedRows(ctx, "stdio, minimal client", opts.Calls, call, raw, add); err != nil {
-		return err
-	}
-	viaLean, direct, err := Throughput(ctx, workers, round, rounds, call, raw)
-	if err != nil {
-		return fmt.Errorf("throughput of the minimal client: %w", err)
-	}
-	add(fmt.Sprintf("%d concurrent raw CDP callers into one tab (same shape)", workers), fmt.Sprintf("%.0f calls/s", direct))
-	add(fmt.Sprintf("%d concurrent tools/call callers over stdio, minimal client", workers), fmt.Sprintf("%.0f calls/s", viaLean))
-	add("ratio stdio (minimal client) / raw throughput", times(viaLean, direct))
 	return nil
 }
 

@@ -19,8 +19,9 @@ import (
 // callers, where a raw CDP caller spends about 0.06 ms), so the rows made
 // with this client show what the server itself costs.
 type leanClient struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	closed sync.Once
 
 	mu      sync.Mutex // guards the fields below and writes to in
 	next    int64
@@ -28,10 +29,11 @@ type leanClient struct {
 	err     error // why reading ended
 }
 
-// startLean starts `bin launch` on page and initializes an MCP session on
-// its stdio by hand (protocol 2025-11-25, no client capabilities).
-func startLean(ctx context.Context, bin, page string, env []string) (*leanClient, error) {
-	cmd := exec.Command(bin, "launch", "--headless", "--log-level", "warn", page)
+// startLean starts bin with args (`launch` of a page, or the forwarder)
+// and initializes an MCP session on its stdio by hand (protocol
+// 2025-11-25, no client capabilities).
+func startLean(ctx context.Context, bin string, args, env []string) (*leanClient, error) {
+	cmd := exec.Command(bin, args...)
 	cmd.Stderr = os.Stderr
 	cmd.Env = append(os.Environ(), env...)
 	in, err := cmd.StdinPipe()
@@ -70,7 +72,7 @@ func (c *leanClient) read(out io.Reader) {
 		if err != nil {
 			break
 		}
-		id, ok := answerID(line)
+		id, ok := lineID(line)
 		if !ok {
 			continue
 		}
@@ -91,9 +93,10 @@ func (c *leanClient) read(out io.Reader) {
 	c.mu.Unlock()
 }
 
-// answerID reads the id of a line the server wrote, which starts
-// {"jsonrpc":"2.0","id":N (both the go-sdk and the fast path write it so).
-func answerID(line []byte) (int64, bool) {
+// lineID reads the id of a JSON-RPC line that starts {"jsonrpc":"2.0","id":N
+// (the go-sdk and the fast path write their answers so, and the bench's
+// clients their requests).
+func lineID(line []byte) (int64, bool) {
 	const prefix = `{"jsonrpc":"2.0","id":`
 	if !bytes.HasPrefix(line, []byte(prefix)) {
 		return 0, false
@@ -171,8 +174,10 @@ func (c *leanClient) caller(name string) func(context.Context) error {
 }
 
 // close ends the session (closing stdin makes the server exit) and waits
-// for the process, killing it after 5s.
+// for the process, killing it after 5s. Later calls do nothing.
 func (c *leanClient) close() {
-	c.in.Close()
-	waitOrKill(c.cmd)
+	c.closed.Do(func() {
+		c.in.Close()
+		waitOrKill(c.cmd)
+	})
 }
