@@ -165,3 +165,23 @@ func TestRowSelection(t *testing.T) {
 		})
 	}
 }
+
+func TestLineID(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		id   int64
+		ok   bool
+	}{
+		{`{"jsonrpc":"2.0","id":7,"result":{}}` + "\n", 7, true},
+		{`{"jsonrpc":"2.0","id":123456789,"method":"tools/call","params":{}}`, 123456789, true},
+		{`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`, 0, false},
+		{`{"jsonrpc":"2.0","id":"s1","result":{}}`, 0, false},
+		{`{"id":7,"jsonrpc":"2.0"}`, 0, false},
+		{`{"jsonrpc":"2.0","id":7}`, 0, false},
+	} {
+		id, ok := lineID([]byte(tc.line))
+		if id != tc.id || ok != tc.ok {
+			t.Errorf("lineID(%s) = %d, %v; want %d, %v", tc.line, id, ok, tc.id, tc.ok)
+		}
+	}
+}
