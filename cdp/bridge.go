@@ -26,11 +26,11 @@ import (
 // found the install guard and stopped).
 func (b *Browser) onConsole(t *targetState, params jsonv2.Value) {
 	var ev runtime.EventConsoleAPICalled
-	if jsonv2.Unmarshal(params, &ev) != nil || ev.Type != runtime.ConsoleAPICalledTypeDebug || len(ev.Args) != 2 {
+	if decode(params, &ev) != nil || ev.Type != runtime.ConsoleAPICalledTypeDebug || len(ev.Args) != 2 {
 		return
 	}
 	var marker string
-	if ev.Args[0].Type != runtime.RemoteObjectTypeString || jsonv2.Unmarshal(ev.Args[0].Value, &marker) != nil || marker != polyfill.BridgeMarker+b.nonce {
+	if ev.Args[0].Type != runtime.RemoteObjectTypeString || decode(ev.Args[0].Value, &marker) != nil || marker != polyfill.BridgeMarker+b.nonce {
 		return
 	}
 	b.mu.Lock()
@@ -162,7 +162,7 @@ func bridgeResult(ctx context.Context, p *Pending, out any) error {
 		return fmt.Errorf("the page script failed: %s", exceptionText(res.ExceptionDetails))
 	}
 	var s string
-	if res.Result == nil || jsonv2.Unmarshal(res.Result.Value, &s) != nil {
+	if res.Result == nil || decode(res.Result.Value, &s) != nil {
 		return errors.New("the page script returned no JSON string")
 	}
 	if err := json.Unmarshal([]byte(s), out); err != nil {

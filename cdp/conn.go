@@ -282,9 +282,7 @@ func (p *Pending) Wait(ctx context.Context, result any) error {
 	if result == nil || len(p.result) == 0 {
 		return nil
 	}
-	// A page's strings may hold lone surrogates (CDP escapes them as
-	// \ud800): they decode as U+FFFD, as the transport reads them.
-	if err := jsonv2.Unmarshal(p.result, result, jsonv2.AllowInvalidUTF8(true)); err != nil {
+	if err := decode(p.result, result); err != nil {
 		return fmt.Errorf("decoding the result of %s: %w", p.method, err)
 	}
 	return nil
@@ -302,6 +300,14 @@ func (p *Pending) abandon(cause error) {
 	if mine {
 		p.finish(nil, fmt.Errorf("gave up waiting for the answer: %w", cause))
 	}
+}
+
+// decode decodes JSON from the browser as the transport reads it: a page's
+// strings (a title, a dialog's message, a tool's result) may hold lone
+// surrogates, which CDP escapes as \ud800, and they decode as U+FFFD
+// rather than failing the whole message.
+func decode(data []byte, v any) error {
+	return jsonv2.Unmarshal(data, v, jsonv2.AllowInvalidUTF8(true))
 }
 
 // Send writes a command and returns at once; Wait on the result. Sending

@@ -12,7 +12,6 @@ import (
 
 	"github.com/chromedp/cdproto"
 	cdpt "github.com/chromedp/cdproto/cdp"
-	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
@@ -226,7 +225,7 @@ func (b *Browser) Diagnose(ctx context.Context, tab string) (core.PageDiagnosis,
 		API   bool            `json:"api"`
 		Forms []core.FormTool `json:"forms"`
 	}
-	if jsonv2.Unmarshal(res.Result.Value, &ans) != nil {
+	if decode(res.Result.Value, &ans) != nil {
 		return d, nil
 	}
 	switch {
@@ -295,7 +294,7 @@ func (b *Browser) diagnoseEvent(t *targetState, msg *cdproto.Message) {
 	switch msg.Method {
 	case cdproto.EventNetworkRequestWillBeSent:
 		var ev network.EventRequestWillBeSent
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.Request == nil {
+		if decode(msg.Params, &ev) != nil || ev.Request == nil {
 			return
 		}
 		if len(td.requests) < maxRequests {
@@ -303,7 +302,7 @@ func (b *Browser) diagnoseEvent(t *targetState, msg *cdproto.Message) {
 		}
 	case cdproto.EventNetworkResponseReceived:
 		var ev network.EventResponseReceived
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.Response == nil {
+		if decode(msg.Params, &ev) != nil || ev.Response == nil {
 			return
 		}
 		r := ev.Response
@@ -315,12 +314,12 @@ func (b *Browser) diagnoseEvent(t *targetState, msg *cdproto.Message) {
 		}
 	case cdproto.EventNetworkLoadingFinished:
 		var ev network.EventLoadingFinished
-		if jsonv2.Unmarshal(msg.Params, &ev) == nil {
+		if decode(msg.Params, &ev) == nil {
 			delete(td.requests, ev.RequestID)
 		}
 	case cdproto.EventNetworkLoadingFailed:
 		var ev network.EventLoadingFailed
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
+		if decode(msg.Params, &ev) != nil {
 			return
 		}
 		req := td.requests[ev.RequestID]
@@ -340,7 +339,7 @@ func (b *Browser) diagnoseEvent(t *targetState, msg *cdproto.Message) {
 		td.add(core.PageProblem{Kind: core.ProblemRequest, Text: text, URL: req.url})
 	case cdproto.EventRuntimeExceptionThrown:
 		var ev runtime.EventExceptionThrown
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.ExceptionDetails == nil {
+		if decode(msg.Params, &ev) != nil || ev.ExceptionDetails == nil {
 			return
 		}
 		e := ev.ExceptionDetails
@@ -355,13 +354,13 @@ func (b *Browser) diagnoseEvent(t *targetState, msg *cdproto.Message) {
 		td.add(p)
 	case cdproto.EventRuntimeConsoleAPICalled:
 		var ev runtime.EventConsoleAPICalled
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil || (ev.Type != runtime.ConsoleAPICalledTypeError && ev.Type != runtime.ConsoleAPICalledTypeAssert) {
+		if decode(msg.Params, &ev) != nil || (ev.Type != runtime.ConsoleAPICalledTypeError && ev.Type != runtime.ConsoleAPICalledTypeAssert) {
 			return
 		}
 		var parts []string
 		for _, a := range ev.Args {
 			var s string
-			if a.Type == runtime.RemoteObjectTypeString && jsonv2.Unmarshal(a.Value, &s) == nil {
+			if a.Type == runtime.RemoteObjectTypeString && decode(a.Value, &s) == nil {
 				parts = append(parts, s)
 			} else if a.Description != "" {
 				parts = append(parts, firstLine(a.Description))
@@ -377,13 +376,13 @@ func (b *Browser) diagnoseEvent(t *targetState, msg *cdproto.Message) {
 	case cdproto.EventLogEntryAdded:
 		var ev cdplog.EventEntryAdded
 		// Network entries repeat what the Network events said.
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.Entry == nil || ev.Entry.Level != cdplog.EntryLevelError || ev.Entry.Source == cdplog.EntrySourceNetwork {
+		if decode(msg.Params, &ev) != nil || ev.Entry == nil || ev.Entry.Level != cdplog.EntryLevelError || ev.Entry.Source == cdplog.EntrySourceNetwork {
 			return
 		}
 		td.add(core.PageProblem{Kind: core.ProblemLog, Text: ev.Entry.Text, URL: ev.Entry.URL, Line: int(ev.Entry.LineNumber)})
 	case cdproto.EventPageFrameNavigated:
 		var ev page.EventFrameNavigated
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.Frame == nil || !isMainFrame(ev.Frame.ID) || ev.Frame.URL == "about:blank" {
+		if decode(msg.Params, &ev) != nil || ev.Frame == nil || !isMainFrame(ev.Frame.ID) || ev.Frame.URL == "about:blank" {
 			return
 		}
 		td.navigated, td.load.Loaded = true, false

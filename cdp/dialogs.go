@@ -72,7 +72,7 @@ func (b *Browser) track(ctx context.Context, tab string) func() {
 // prompt() null), so the page never hangs.
 func (b *Browser) onDialog(t *targetState, params jsonv2.Value) {
 	var ev page.EventJavascriptDialogOpening
-	if jsonv2.Unmarshal(params, &ev) != nil {
+	if decode(params, &ev) != nil {
 		return
 	}
 	d := core.Dialog{Type: string(ev.Type), Message: truncate(ev.Message, 4096), DefaultPrompt: truncate(ev.DefaultPrompt, 4096), URL: ev.URL}

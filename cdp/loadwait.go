@@ -6,7 +6,6 @@ import (
 
 	"github.com/chromedp/cdproto"
 	cdpt "github.com/chromedp/cdproto/cdp"
-	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/page"
 )
 
@@ -90,7 +89,7 @@ func (w *loadWatch) step(msg *cdproto.Message, started navStart, committed *bool
 	switch msg.Method {
 	case cdproto.EventPageFrameNavigated:
 		var ev page.EventFrameNavigated
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.Frame == nil || ev.Frame.ParentID != "" {
+		if decode(msg.Params, &ev) != nil || ev.Frame == nil || ev.Frame.ParentID != "" {
 			return "" // a child frame's document
 		}
 		if started.loader != "" && ev.Frame.LoaderID != started.loader {
@@ -102,7 +101,7 @@ func (w *loadWatch) step(msg *cdproto.Message, started navStart, committed *bool
 		*committed = true
 	case cdproto.EventPageNavigatedWithinDocument:
 		var ev page.EventNavigatedWithinDocument
-		if *committed || jsonv2.Unmarshal(msg.Params, &ev) != nil || (w.frame != "" && ev.FrameID != w.frame) {
+		if *committed || decode(msg.Params, &ev) != nil || (w.frame != "" && ev.FrameID != w.frame) {
 			return "" // the new document's own history change, or a child frame's
 		}
 		return "within"

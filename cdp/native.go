@@ -93,7 +93,7 @@ func (b *Browser) onNativeTools(t *targetState, msg *cdproto.Message) {
 	var changes []change
 	if msg.Method == cdproto.EventWebMCPToolsAdded {
 		var ev webmcp.EventToolsAdded
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
+		if decode(msg.Params, &ev) != nil {
 			return
 		}
 		for _, nt := range ev.Tools {
@@ -115,7 +115,7 @@ func (b *Browser) onNativeTools(t *targetState, msg *cdproto.Message) {
 		}
 	} else {
 		var ev webmcp.EventToolsRemoved
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
+		if decode(msg.Params, &ev) != nil {
 			return
 		}
 		for _, rt := range ev.Tools {

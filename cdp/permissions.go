@@ -70,7 +70,7 @@ func (h *policyHeaders) get(f cdpt.FrameID) string {
 // onResponse records the Permissions-Policy header of a document response.
 func (b *Browser) onResponse(params jsonv2.Value) {
 	var ev network.EventResponseReceived
-	if jsonv2.Unmarshal(params, &ev) != nil || ev.Type != network.ResourceTypeDocument || ev.Response == nil || ev.FrameID == "" {
+	if decode(params, &ev) != nil || ev.Type != network.ResourceTypeDocument || ev.Response == nil || ev.FrameID == "" {
 		return
 	}
 	v := ""

@@ -35,12 +35,12 @@ func (b *Browser) onBrowserEvent(msg *cdproto.Message) {
 		b.onDetached(msg.Params)
 	case cdproto.EventTargetTargetCrashed:
 		var ev target.EventTargetCrashed
-		if jsonv2.Unmarshal(msg.Params, &ev) == nil {
+		if decode(msg.Params, &ev) == nil {
 			b.onCrashed(string(ev.TargetID), ev.Status)
 		}
 	case cdproto.EventTargetTargetInfoChanged:
 		var ev target.EventTargetInfoChanged
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.TargetInfo == nil || ev.TargetInfo.Type != "page" {
+		if decode(msg.Params, &ev) != nil || ev.TargetInfo == nil || ev.TargetInfo.Type != "page" {
 			return
 		}
 		b.mu.Lock()
@@ -59,7 +59,7 @@ func (b *Browser) onBrowserEvent(msg *cdproto.Message) {
 // its messages is read) and runs its setup.
 func (b *Browser) onAttached(params jsonv2.Value, parent *targetState) {
 	var ev target.EventAttachedToTarget
-	if err := jsonv2.Unmarshal(params, &ev); err != nil || ev.TargetInfo == nil {
+	if err := decode(params, &ev); err != nil || ev.TargetInfo == nil {
 		return
 	}
 	kind := ev.TargetInfo.Type
@@ -207,7 +207,7 @@ func (b *Browser) setup(t *targetState, existing bool) {
 
 func (b *Browser) onDetached(params jsonv2.Value) {
 	var ev target.EventDetachedFromTarget
-	if jsonv2.Unmarshal(params, &ev) != nil {
+	if decode(params, &ev) != nil {
 		return
 	}
 	b.mu.Lock()
@@ -280,11 +280,11 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 	switch msg.Method {
 	case cdproto.EventRuntimeExecutionContextCreated:
 		var ev runtime.EventExecutionContextCreated
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.Context == nil {
+		if decode(msg.Params, &ev) != nil || ev.Context == nil {
 			return
 		}
 		var aux auxData
-		jsonv2.Unmarshal(ev.Context.AuxData, &aux)
+		decode(ev.Context.AuxData, &aux)
 		if !aux.IsDefault {
 			return
 		}
@@ -304,7 +304,7 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		b.navs.created(d)
 	case cdproto.EventRuntimeExecutionContextDestroyed:
 		var ev runtime.EventExecutionContextDestroyed
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
+		if decode(msg.Params, &ev) != nil {
 			return
 		}
 		b.mu.Lock()
@@ -324,7 +324,7 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		b.onConsole(t, msg.Params)
 	case cdproto.EventRuntimeBindingCalled:
 		var ev runtime.EventBindingCalled
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.Name != b.binding {
+		if decode(msg.Params, &ev) != nil || ev.Name != b.binding {
 			return
 		}
 		b.mu.Lock()
@@ -342,7 +342,7 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		}
 	case cdproto.EventPageFrameNavigated:
 		var ev page.EventFrameNavigated
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.Frame == nil {
+		if decode(msg.Params, &ev) != nil || ev.Frame == nil {
 			return
 		}
 		b.mu.Lock()
@@ -362,7 +362,7 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		b.mu.Unlock()
 	case cdproto.EventPageFrameDetached:
 		var ev page.EventFrameDetached
-		if jsonv2.Unmarshal(msg.Params, &ev) != nil {
+		if decode(msg.Params, &ev) != nil {
 			return
 		}
 		b.mu.Lock()
@@ -402,7 +402,7 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		b.onNativeTools(t, msg)
 	case cdproto.EventWebMCPToolResponded:
 		var ev webmcp.EventToolResponded
-		if jsonv2.Unmarshal(msg.Params, &ev) == nil {
+		if decode(msg.Params, &ev) == nil {
 			b.native.responded(&ev)
 		}
 	}

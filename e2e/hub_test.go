@@ -178,6 +178,13 @@ func TestReliabilityHostilePage(t *testing.T) {
 	}
 
 	wg.Wait()
+	// A dialog whose message has a lone surrogate still reaches the policy
+	// (here --dialogs fail, the default: dismissed, and the call says a
+	// person was needed) rather than blocking the page until the call
+	// timeout. (After never: a dialog goes to the oldest call in its tab.)
+	if res := c.call(toolWithSuffix(tools, "surrogate_dialog")[0], map[string]any{}); !res.IsError || !strings.Contains(text(res), "needed a person") {
+		t.Errorf("surrogate_dialog = %v %q, want the dialog dismissed by --dialogs fail", res.IsError, text(res))
+	}
 	if !never.IsError || !strings.Contains(text(never), "did not answer within 3s") {
 		t.Errorf("never = %v %q, want the call timeout", never.IsError, text(never))
 	}
