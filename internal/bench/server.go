@@ -18,6 +18,8 @@ type server struct {
 	cmd     *exec.Cmd
 	cs      *mcp.ClientSession
 	changes chan struct{}
+	// endpoint is the streamable HTTP endpoint ("" over stdio).
+	endpoint string
 }
 
 // close ends the session and waits for the process (killing it after 5s).
@@ -89,6 +91,7 @@ func startHTTP(ctx context.Context, bin, page string) (*server, error) {
 		}
 	}
 	s.cs = cs
+	s.endpoint = "http://" + addr + "/mcp"
 	return s, nil
 }
 
