@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/bench"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
@@ -76,21 +76,27 @@ func (c *lineClient) rpc(methodAndParams string) []byte {
 
 // listAll lists every page and returns the bytes and pages read.
 func (c *lineClient) listAll() (n, pages int) {
+	return listPages(func(params string) []byte { return c.rpc(`"tools/list","params":` + params) })
+}
+
+// listPages lists every page through list, which sends tools/list with
+// the params given and returns the answer, and returns the bytes and pages
+// read.
+func listPages(list func(params string) []byte) (n, pages int) {
 	cursor := ""
 	for {
 		params := `{}`
 		if cursor != "" {
 			params = `{"cursor":"` + cursor + `"}`
 		}
-		line := c.rpc(`"tools/list","params":` + params)
-		n += len(line)
+		answer := list(params)
+		n += len(answer)
 		pages++
-		head := string(line[:min(len(line), 300)])
-		_, rest, ok := strings.Cut(head, `"nextCursor":"`)
+		_, rest, ok := bytes.Cut(answer, []byte(`"nextCursor":"`))
 		if !ok {
 			return n, pages
 		}
-		cursor, _, _ = strings.Cut(rest, `"`)
+		cursor, _, _ = strings.Cut(string(rest[:min(len(rest), 100)]), `"`)
 	}
 }
 
@@ -192,21 +198,10 @@ func (c *rawHTTPClient) post(body string) (http.Header, []byte) {
 
 // listAll lists every page and returns the bytes and pages read.
 func (c *rawHTTPClient) listAll() (n, pages int) {
-	cursor := ""
-	for {
-		params := `{}`
-		if cursor != "" {
-			params = `{"cursor":"` + cursor + `"}`
-		}
+	return listPages(func(params string) []byte {
 		_, data := c.post(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":` + params + `}`)
-		n += len(data)
-		pages++
-		_, rest, ok := bytes.Cut(data, []byte(`"nextCursor":"`))
-		if !ok {
-			return n, pages
-		}
-		cursor, _, _ = strings.Cut(string(rest), `"`)
-	}
+		return data
+	})
 }
 
 // BenchmarkLiveHeap100Tabs is the heap that the hub and the MCP edge keep
@@ -226,15 +221,7 @@ func BenchmarkLiveHeap100Tabs(b *testing.B) {
 		srv := mcpserver.New(ctx, h, mcpserver.Options{Version: "bench", Logger: slog.New(slog.DiscardHandler)})
 		c := newLineClient(b, srv)
 		for t := range 100 {
-			id := fmt.Sprintf("tab-%d", t)
-			h.TabOpened(id, "http://127.0.0.1:8080/bench/", "bench")
-			tools := make([]core.Tool, 10)
-			for i := range tools {
-				tools[i] = core.Tool{Name: fmt.Sprintf("echo_%d", i), Description: fmt.Sprintf("Return the text unchanged (bench tool %d).", i),
-					InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
-					Annotations: map[string]any{"readOnlyHint": true}}
-			}
-			h.Update(core.Source{Key: "doc-" + id, Tab: id, Frame: id, Origin: "http://127.0.0.1:8080", URL: "http://127.0.0.1:8080/bench/", Backend: "polyfill"}, tools, nil)
+			bench.AddBenchTab(h, t)
 			if err := srv.Synced(ctx); err != nil {
 				b.Fatal(err)
 			}

@@ -85,7 +85,7 @@ func (l *rawLister) list(ctx context.Context) (int, error) {
 		}
 		n += len(data)
 		const key = `"nextCursor":"`
-		i := bytes.LastIndex(data, []byte(key))
+		i := bytes.Index(data, []byte(key)) // the envelope's, before the tools
 		if i < 0 {
 			return n, nil
 		}
