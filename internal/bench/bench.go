@@ -31,6 +31,11 @@ import (
 // write a CPU profile of its whole life to the file it names.
 const CPUProfileEnv = "WEBMCP_CDP_CPUPROFILE"
 
+// MemProfileEnv is the environment variable that makes a webmcp-cdp process
+// write a heap profile to the file it names when it is asked to stop (or
+// ends), before it tears anything down.
+const MemProfileEnv = "WEBMCP_CDP_MEMPROFILE"
+
 // Options configures Run.
 type Options struct {
 	// Binary is the webmcp-cdp executable to measure.
@@ -43,6 +48,10 @@ type Options struct {
 	// measured over stdio (the latency, concurrency and navigation rows)
 	// writes its CPU profile to, through CPUProfileEnv.
 	CPUProfile string
+	// MemProfile, when set, is the file that the webmcp-cdp process of the
+	// memory rows (over HTTP) writes a heap profile to, through
+	// MemProfileEnv, when the rows are done.
+	MemProfile string
 	// Logger receives progress (default slog.Default()).
 	Logger *slog.Logger
 	// Rows names the groups of rows to measure (RowGroups); empty
@@ -146,7 +155,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	if opts.selected("http") {
-		if err := httpRows(ctx, opts, page, raw, add); err != nil {
+		var memEnv []string
+		if opts.MemProfile != "" {
+			abs, err := filepath.Abs(opts.MemProfile)
+			if err != nil {
+				return nil, fmt.Errorf("--memprofile %s: %w", opts.MemProfile, err)
+			}
+			memEnv = append(memEnv, MemProfileEnv+"="+abs)
+		}
+		if err := httpRows(ctx, opts, memEnv, page, raw, add); err != nil {
 			return nil, err
 		}
 	}
@@ -205,8 +222,9 @@ func stdioRows(ctx context.Context, opts Options, env []string, page string, rb 
 }
 
 // httpRows adds the rows measured over streamable HTTP: latency and memory.
-func httpRows(ctx context.Context, opts Options, page string, raw func(context.Context) error, add func(what, value string)) error {
-	h, err := startHTTP(ctx, opts.Binary, page)
+// env is added to the server's environment.
+func httpRows(ctx context.Context, opts Options, env []string, page string, raw func(context.Context) error, add func(what, value string)) error {
+	h, err := startHTTP(ctx, opts.Binary, page, env)
 	if err != nil {
 		return err
 	}
