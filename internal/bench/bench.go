@@ -105,13 +105,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := opts.checkRows(); err != nil {
 		return nil, err
 	}
-	var env []string
-	if opts.CPUProfile != "" {
-		abs, err := filepath.Abs(opts.CPUProfile)
-		if err != nil {
-			return nil, fmt.Errorf("--cpuprofile %s: %w", opts.CPUProfile, err)
-		}
-		env = append(env, CPUProfileEnv+"="+abs)
+	env, err := profileEnv("--cpuprofile", CPUProfileEnv, opts.CPUProfile)
+	if err != nil {
+		return nil, err
+	}
+	memEnv, err := profileEnv("--memprofile", MemProfileEnv, opts.MemProfile)
+	if err != nil {
+		return nil, err
 	}
 	log := opts.Logger
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -155,14 +155,6 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	if opts.selected("http") {
-		var memEnv []string
-		if opts.MemProfile != "" {
-			abs, err := filepath.Abs(opts.MemProfile)
-			if err != nil {
-				return nil, fmt.Errorf("--memprofile %s: %w", opts.MemProfile, err)
-			}
-			memEnv = append(memEnv, MemProfileEnv+"="+abs)
-		}
 		if err := httpRows(ctx, opts, memEnv, page, raw, add); err != nil {
 			return nil, err
 		}
@@ -183,6 +175,20 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// profileEnv returns the environment that makes the server write a
+// profile to path (made absolute): variable=path, or nothing when path is
+// empty. flag names the option in an error.
+func profileEnv(flag, variable, path string) ([]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	return []string{variable + "=" + abs}, nil
 }
 
 // stdioRows adds the rows measured over stdio: latency, throughput and
