@@ -148,7 +148,13 @@ func (h *Hub) rebuildLocked(dirty map[string]bool) bool {
 
 // buildGroupLocked names and lists a group, and adds its routes.
 func (h *Hub) buildGroupLocked(g *group) *groupOut {
-	out := &groupOut{}
+	// The site-level name, then one per document when there are two or
+	// more: sized once, since the group is kept until it changes.
+	n := 1
+	if len(g.cands) > 1 {
+		n += len(g.cands)
+	}
+	out := &groupOut{tools: make([]RoutedTool, 0, n), resIDs: make([]string, 0, n)}
 	site := SiteOf(g.origin)
 	tabIDs := make([]string, 0, len(g.cands))
 	for _, c := range g.cands {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -123,10 +124,10 @@ type names struct {
 type reservation struct {
 	id     string
 	name   string
-	tabs   map[string]bool // tabs the holder was seen in
-	used   uint64          // when it was last allocated
-	listed bool            // the catalog lists it now
-	cached bool            // a cached tool holds it
+	tabs   []string // tabs the holder was seen in, sorted (a slice: most hold one)
+	used   uint64   // when it was last allocated
+	listed bool     // the catalog lists it now
+	cached bool     // a cached tool holds it
 }
 
 // maxIdleNames bounds the reservations kept for holders that are not
@@ -157,7 +158,7 @@ func (ns *names) alloc(id, natural, prefer string, tabs []string, cached bool) s
 				name = cand
 			}
 		}
-		r = &reservation{id: id, name: name, tabs: make(map[string]bool)}
+		r = &reservation{id: id, name: name}
 		ns.byID[id] = r
 		ns.byName[name] = r
 	}
@@ -166,7 +167,9 @@ func (ns *names) alloc(id, natural, prefer string, tabs []string, cached bool) s
 	r.listed = true
 	r.cached = cached
 	for _, tab := range tabs {
-		r.tabs[tab] = true
+		if i, seen := slices.BinarySearch(r.tabs, tab); !seen {
+			r.tabs = slices.Insert(r.tabs, i, tab)
+		}
 	}
 	return r.name
 }
@@ -194,15 +197,8 @@ func (ns *names) gc(ids []string, open func(tab string) bool) {
 		if r.listed || r.cached {
 			return false
 		}
-		alive := false
-		for tab := range r.tabs {
-			if open(tab) {
-				alive = true
-			} else {
-				delete(r.tabs, tab)
-			}
-		}
-		if !alive {
+		r.tabs = slices.DeleteFunc(r.tabs, func(tab string) bool { return !open(tab) })
+		if len(r.tabs) == 0 {
 			delete(ns.byID, r.id)
 			delete(ns.byName, r.name)
 			return false

@@ -14,7 +14,7 @@ func newBench() *cobra.Command {
 	var calls int
 	var tabs []int
 	var markdown bool
-	var cpuprofile string
+	var cpuprofile, memprofile string
 	var rows []string
 	var forwardPage string
 	cmd := &cobra.Command{
@@ -36,7 +36,7 @@ func newBench() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("finding this binary: %w", err)
 			}
-			rep, err := bench.Run(cmd.Context(), bench.Options{Binary: self, Calls: calls, Tabs: tabs, CPUProfile: cpuprofile, Rows: rows})
+			rep, err := bench.Run(cmd.Context(), bench.Options{Binary: self, Calls: calls, Tabs: tabs, CPUProfile: cpuprofile, MemProfile: memprofile, Rows: rows})
 			if err != nil {
 				return err
 			}
@@ -51,6 +51,7 @@ func newBench() *cobra.Command {
 	cmd.Flags().IntVar(&calls, "calls", 200, "call pairs (tools/call and raw CDP) per latency row")
 	cmd.Flags().IntSliceVar(&tabs, "tabs", []int{1, 10, 100}, "tab counts of the memory rows")
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print a Markdown table (for the docs)")
+	cmd.Flags().StringVar(&memprofile, "memprofile", "", "write a heap profile of the webmcp-cdp server of the memory rows (over HTTP) to `FILE`, taken when they are done (read it with go tool pprof)")
 	cmd.Flags().StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the webmcp-cdp server measured over stdio to `FILE` (read it with go tool pprof)")
 	cmd.Flags().StringVar(&forwardPage, "forward-page", "", "run as the minimal forwarder the bench measures servers against, on `URL` (stdin and stdout)")
 	cmd.Flags().MarkHidden("forward-page")

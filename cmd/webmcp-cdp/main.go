@@ -14,7 +14,9 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -50,7 +52,10 @@ func main() {
 	// SIGHUP (the terminal or the parent went) ends the session like
 	// SIGTERM: clean up, then exit.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// `webmcp-cdp bench --memprofile` sets this on the server it measures.
+	writeMemProfile := startMemProfile(ctx, os.Getenv(bench.MemProfileEnv))
 	err = newRoot().ExecuteContext(ctx)
+	writeMemProfile()
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		// A signal while starting: stopping is what was asked for, as it is
 		// once serving (the cleanup has run by now).
@@ -91,6 +96,54 @@ func startCPUProfile(path string) (func(), error) {
 			fmt.Fprintf(os.Stderr, "webmcp-cdp: writing the CPU profile %s: %v\n", path, err)
 		}
 	}, nil
+}
+
+// startMemProfile, when path is not empty, writes a heap profile to path
+// as soon as ctx ends (a signal asks the process to stop), before the
+// browser and the sessions are torn down: the profile is the heap as of the
+// last garbage collection, the state the process was serving in, sampled
+// every 4 KiB allocated. The returned func waits for that write, or writes
+// the profile at once when the process ends without a signal.
+func startMemProfile(ctx context.Context, path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	// A finer sample than the default 512 KiB: the heap is a few MB.
+	runtime.MemProfileRate = 4 << 10
+	done := make(chan struct{})
+	var once sync.Once
+	write := func() {
+		once.Do(func() {
+			defer close(done)
+			if err := writeHeapProfile(path); err != nil {
+				fmt.Fprintf(os.Stderr, "webmcp-cdp: %s: %v\n", bench.MemProfileEnv, err)
+			}
+		})
+	}
+	go func() {
+		<-ctx.Done()
+		write()
+	}()
+	return func() {
+		write()
+		<-done
+	}
+}
+
+// writeHeapProfile writes the heap profile to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("creating the heap profile: %w", err)
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing the heap profile %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing the heap profile %s: %w", path, err)
+	}
+	return nil
 }
 
 func newRoot() *cobra.Command {

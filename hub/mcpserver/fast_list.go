@@ -18,15 +18,15 @@ import (
 // two passes over 1.5 MB. A stdio connection with a fast path registers as
 // a splicer of its session; the ToolSet then hands the SDK a result whose
 // page of tools is a marker (a JSON string naming the connection's random
-// id and a sequence number), and the connection writes the page's bytes,
-// rendered once per snapshot, in the marker's place. Everything else in
+// id and a sequence number), and the connection writes the page in the
+// marker's place, from the tools' JSON as rendered once per tool. Everything else in
 // the answer (the envelope, _meta, the server's own tools, the cursor)
 // stays the SDK's.
 
 // splicer is a connection that writes stashed bytes in place of markers.
 type splicer interface {
-	// stash keeps b and returns the marker to write in its place.
-	stash(b []byte) string
+	// stash keeps p and returns the marker to write in its place.
+	stash(p toolsPage) string
 }
 
 // addSplicer registers the splicer of a session id until the returned
@@ -96,18 +96,19 @@ type splices struct {
 	seq    atomic.Uint64
 	n      atomic.Int64 // entries in byMark, read without the lock
 	mu     sync.Mutex
-	byMark map[string][]byte
+	byMark map[string]toolsPage
+	pages  pageWriter
 }
 
 func newSplices(id string) *splices {
-	return &splices{prefix: "webmcp-cdp-splice:" + id + ":", byMark: make(map[string][]byte)}
+	return &splices{prefix: "webmcp-cdp-splice:" + id + ":", byMark: make(map[string]toolsPage)}
 }
 
 // stash implements splicer.
-func (s *splices) stash(b []byte) string {
+func (s *splices) stash(p toolsPage) string {
 	m := s.prefix + strconv.FormatUint(s.seq.Add(1), 10)
 	s.mu.Lock()
-	s.byMark[m] = b
+	s.byMark[m] = p
 	s.n.Add(1)
 	if s.keep > 0 {
 		s.order = append(s.order, m)
@@ -122,9 +123,9 @@ func (s *splices) stash(b []byte) string {
 }
 
 // cut finds a stashed marker in an encoded message and returns the parts
-// to write: before the marker, the stashed bytes, after it. ok is false
+// to write: before the marker, the stashed page, after it. ok is false
 // when the message has none.
-func (s *splices) cut(data []byte) (before, page, after []byte, ok bool) {
+func (s *splices) cut(data []byte) (before []byte, page toolsPage, after []byte, ok bool) {
 	if s.n.Load() == 0 {
 		return nil, nil, nil, false
 	}
@@ -167,10 +168,8 @@ func (w *splicingWriter) Write(b []byte) (int, error) {
 	if !ok {
 		return w.ResponseWriter.Write(b)
 	}
-	for _, part := range [][]byte{before, page, after} {
-		if _, err := w.ResponseWriter.Write(part); err != nil {
-			return 0, err
-		}
+	if err := w.sp.pages.write(w.ResponseWriter, before, page, after); err != nil {
+		return 0, err
 	}
 	return len(b), nil
 }

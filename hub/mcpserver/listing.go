@@ -18,8 +18,9 @@ import (
 
 // This file holds the tool-list syncer that the stdio and HTTP servers and
 // the relay's connect side share: a ToolSet answers tools/list and
-// tools/call of a changing set of tools from atomic snapshots, rendered
-// once per version, and sends notifications/tools/list_changed itself.
+// tools/call of a changing set of tools from atomic snapshots (each tool
+// rendered once, when it appears or changes), and sends
+// notifications/tools/list_changed itself.
 
 // ToolSetOptions configures a ToolSet. Zero values take the defaults.
 type ToolSetOptions struct {
@@ -48,7 +49,9 @@ type ToolSetOptions struct {
 // tools registered with the server itself:
 //
 //   - Set makes a new snapshot of the set. A snapshot is immutable; its
-//     tools/list pages are rendered once, when first asked for. A client's
+//     tools/list pages are written from each tool's JSON as rendered once
+//     (ToolEntry.JSON, shared by the snapshots that have the tool), never
+//     encoded again and never copied into one buffer per page. A client's
 //     tools/list always sees one snapshot whole, never a set half-applied,
 //     and a paginated listing stays on the snapshot its first page came
 //     from (the cursor names it) while that snapshot is among the last few.
@@ -100,37 +103,23 @@ const keepSnapshots = 4
 // snapshot is one version of the set.
 type snapshot struct {
 	version uint64
-	tools   []ToolEntry // sorted by name
-	byName  map[string]int
-	size    int // page size
-	pages   []pageOnce
+	tools   []ToolEntry // sorted by name, each name once
+	size    int         // page size
+	pages   int         // number of pages, at least 1
 }
 
-type pageOnce struct {
-	once sync.Once
-	json []byte // the page's tools, comma-separated, without brackets
+// page returns page i of the snapshot's tools. It is a view of the
+// snapshot's entries, not a copy: the tools' JSON, rendered once per tool
+// and shared by every snapshot that has the tool, is written out as it is.
+func (s *snapshot) page(i int) toolsPage {
+	lo, hi := i*s.size, min((i+1)*s.size, len(s.tools))
+	return toolsPage(s.tools[lo:hi:hi])
 }
 
-// page returns page i of the snapshot's tools rendered as JSON objects
-// separated by commas, rendering it on first use.
-func (s *snapshot) page(i int) []byte {
-	p := &s.pages[i]
-	p.once.Do(func() {
-		lo, hi := i*s.size, min((i+1)*s.size, len(s.tools))
-		n := 0
-		for _, e := range s.tools[lo:hi] {
-			n += len(e.JSON) + 1
-		}
-		b := make([]byte, 0, n)
-		for j, e := range s.tools[lo:hi] {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, e.JSON...)
-		}
-		p.json = b
-	})
-	return p.json
+// find returns the index of the tool of that name: a binary search of the
+// sorted tools, so that a snapshot needs no map of its own.
+func (s *snapshot) find(name string) (int, bool) {
+	return slices.BinarySearchFunc(s.tools, name, func(e ToolEntry, n string) int { return strings.Compare(e.Name, n) })
 }
 
 // NewToolSet installs a ToolSet on srv, which must have no sessions yet.
@@ -164,11 +153,8 @@ func NewToolSet(srv *mcp.Server, opts ToolSetOptions) *ToolSet {
 }
 
 func (ts *ToolSet) newSnapshot(tools []ToolEntry) *snapshot {
-	s := &snapshot{version: ts.version.Add(1), tools: tools, byName: make(map[string]int, len(tools)), size: ts.opts.PageSize}
-	for i, e := range tools {
-		s.byName[e.Name] = i
-	}
-	s.pages = make([]pageOnce, max(1, (len(tools)+s.size-1)/s.size))
+	s := &snapshot{version: ts.version.Add(1), tools: tools, size: ts.opts.PageSize}
+	s.pages = max(1, (len(tools)+s.size-1)/s.size)
 	return s
 }
 
@@ -185,7 +171,6 @@ func (ts *ToolSet) Set(entries []ToolEntry) bool {
 		// Handlers may be new closures; keep the listing, take the handlers.
 		s := *old
 		s.tools = entries
-		s.pages = old.pages
 		ts.cur.Store(&s)
 		return false
 	}
@@ -213,7 +198,7 @@ func (ts *ToolSet) Len() int { return len(ts.cur.Load().tools) }
 
 // Has reports whether the set has a tool of that name.
 func (ts *ToolSet) Has(name string) bool {
-	_, ok := ts.cur.Load().byName[name]
+	_, ok := ts.cur.Load().find(name)
 	return ok
 }
 
@@ -359,7 +344,7 @@ func (ts *ToolSet) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			s := ts.cur.Load()
 			var h mcp.ToolHandler
-			if i, ok := s.byName[r.Params.Name]; ok {
+			if i, ok := s.find(r.Params.Name); ok {
 				h = s.tools[i].Handler
 			} else if ts.opts.Unlisted != nil {
 				h = ts.opts.Unlisted(r.Params.Name)

@@ -1,13 +1,16 @@
 package mcpserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,7 +57,7 @@ func (ts *ToolSet) list(ctx context.Context, next mcp.MethodHandler, r *mcp.List
 	}
 	out.tools = s.page(page)
 	ts.splice(r.Session, out)
-	if page+1 < len(s.pages) {
+	if page+1 < s.pages {
 		out.NextCursor = strconv.FormatUint(s.version, 10) + "." + strconv.Itoa(page+1)
 	}
 	return out, nil
@@ -79,7 +82,7 @@ func (ts *ToolSet) locate(cursor string) (*snapshot, int, error) {
 	ts.keepMu.Lock()
 	defer ts.keepMu.Unlock()
 	for _, s := range ts.recent {
-		if s.version == version && page < len(s.pages) {
+		if s.version == version && page < s.pages {
 			return s, page, nil
 		}
 	}
@@ -113,13 +116,70 @@ func (ts *ToolSet) renderOwn(tools []*mcp.Tool) []byte {
 	return b
 }
 
+// toolsPage is one page of a snapshot's tools. It is written as the
+// tools' JSON objects separated by commas, without brackets, straight from
+// each entry's bytes.
+type toolsPage []ToolEntry
+
+// size returns the number of bytes the page writes.
+func (p toolsPage) size() int {
+	n := max(len(p)-1, 0)
+	for _, e := range p {
+		n += len(e.JSON)
+	}
+	return n
+}
+
+// appendTo appends the page to b.
+func (p toolsPage) appendTo(b []byte) []byte {
+	for i, e := range p {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e.JSON...)
+	}
+	return b
+}
+
+// writeChunk is the size of the buffer that writeParts fills before each
+// write.
+const writeChunk = 64 << 10
+
+// pageWriter writes tools/list pages from the tools' own bytes: in writes
+// of writeChunk bytes (besides a part larger on its own) rather than one
+// per tool, and without a buffer of the whole page. Its buffers are reused.
+type pageWriter struct {
+	bufs sync.Pool // of *bufio.Writer, writeChunk bytes each
+}
+
+// write writes before, the page and after to w.
+func (pw *pageWriter) write(w io.Writer, before []byte, page toolsPage, after []byte) error {
+	buf, _ := pw.bufs.Get().(*bufio.Writer)
+	if buf == nil {
+		buf = bufio.NewWriterSize(nil, writeChunk)
+	}
+	buf.Reset(w)
+	buf.Write(before)
+	for i, e := range page {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(e.JSON)
+	}
+	buf.Write(after)
+	err := buf.Flush()
+	buf.Reset(nil)
+	pw.bufs.Put(buf)
+	return err
+}
+
 // listResult is a tools/list result whose tools are already JSON. It is a
 // *mcp.ListToolsResult for the SDK (which may set its _meta and result
 // type) and marshals the pre-rendered tools in place of its Tools.
 type listResult struct {
 	*mcp.ListToolsResult
-	own   []byte // the server's own tools, comma-separated
-	tools []byte // the set's tools of this page, comma-separated
+	own   []byte    // the server's own tools, comma-separated
+	tools toolsPage // the set's tools of this page
 	// marker, when set, stands in for tools: the transport writes the
 	// tools in its place (fast_list.go).
 	marker string
@@ -136,16 +196,17 @@ func (r *listResult) MarshalJSON() ([]byte, error) {
 	if !bytes.HasSuffix(head, []byte(tail)) {
 		return nil, fmt.Errorf("unexpected tools/list envelope %.100q", head)
 	}
-	tools := r.tools
+	var marker []byte
 	if r.marker != "" {
-		tools = []byte(strconv.Quote(r.marker))
+		marker = []byte(strconv.Quote(r.marker))
 	}
-	b := make([]byte, 0, len(head)+len(r.own)+len(tools)+2)
+	b := make([]byte, 0, len(head)+len(r.own)+len(marker)+r.tools.size()+2)
 	b = append(b, head[:len(head)-2]...)
 	b = append(b, r.own...)
-	if len(r.own) > 0 && len(tools) > 0 {
+	if len(r.own) > 0 && (len(marker) > 0 || len(r.tools) > 0) {
 		b = append(b, ',')
 	}
-	b = append(b, tools...)
+	b = append(b, marker...)
+	b = r.tools.appendTo(b)
 	return append(b, "]}"...), nil
 }

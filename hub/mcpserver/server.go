@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,7 +68,7 @@ type Server struct {
 	opts   Options
 	logger *slog.Logger
 	tools  *ToolSet
-	listed map[string]pageTool // by routed name: what the last sync listed
+	listed []*pageTool // what the last sync listed, sorted by routed name
 	// flush asks follow for a sync now; it closes the channel sent when
 	// the sync is done (Synced).
 	flush chan chan struct{}
@@ -128,7 +129,6 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		hub:    h,
 		opts:   opts,
 		logger: opts.Logger,
-		listed: make(map[string]pageTool),
 		flush:  make(chan chan struct{}),
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "webmcp-cdp", Version: opts.Version}, &mcp.ServerOptions{
@@ -235,13 +235,14 @@ type pageTool struct {
 // sync makes the listed tools equal to the catalog: one new snapshot of the
 // ToolSet, in which only the tools that changed are rendered again.
 func (s *Server) sync() {
-	tools := s.listedTools()
+	tools := s.listedTools() // sorted by name
 	entries := make([]ToolEntry, 0, len(tools))
-	listed := make(map[string]pageTool, len(tools))
+	listed := make([]*pageTool, 0, len(tools))
 	for _, rt := range tools {
 		name := rt.Name
-		if old, ok := s.listed[name]; ok && reflect.DeepEqual(old.rt, rt) {
-			listed[name] = old
+		old := s.lastListed(name)
+		if old != nil && reflect.DeepEqual(old.rt, rt) {
+			listed = append(listed, old)
 			entries = append(entries, ToolEntry{Name: name, JSON: old.json, Handler: old.handler})
 			continue
 		}
@@ -260,17 +261,28 @@ func (s *Server) sync() {
 			s.logger.Error("not listing a page tool", "name", name, "err", err)
 			continue
 		}
-		pt := pageTool{rt: rt, json: raw, handler: s.callHandler(name)}
-		if old, ok := s.listed[name]; ok {
+		pt := &pageTool{rt: rt, json: raw, handler: s.callHandler(name)}
+		if old != nil {
 			pt.handler = old.handler
 		}
-		listed[name] = pt
+		listed = append(listed, pt)
 		entries = append(entries, ToolEntry{Name: name, JSON: raw, Handler: pt.handler})
 	}
 	s.listed = listed
 	if s.tools.Set(entries) {
 		s.logger.Debug("tool list synced", "tools", len(entries))
 	}
+}
+
+// lastListed returns the tool of that name as the last sync listed it, or
+// nil. (A slice searched by name rather than a map: one sync after another
+// keeps no map of a thousand tools alive, nor builds one.)
+func (s *Server) lastListed(name string) *pageTool {
+	i, ok := slices.BinarySearchFunc(s.listed, name, func(pt *pageTool, n string) int { return strings.Compare(pt.rt.Name, n) })
+	if !ok {
+		return nil
+	}
+	return s.listed[i]
 }
 
 // callHandler is the handler of a page tool. A call that cannot need the

@@ -239,11 +239,9 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	defer c.writeMu.Unlock()
 	if c.splices != nil {
 		if before, page, after, ok := c.splices.cut(data); ok {
-			// A tools/list page, written in place without a copy.
-			for _, part := range [][]byte{before, page, append(after, '\n')} {
-				if _, err := c.out.Write(part); err != nil {
-					return fmt.Errorf("writing to the MCP client (stdout): %w", err)
-				}
+			// A tools/list page, written from the tools' own bytes.
+			if err := c.splices.pages.write(c.out, before, page, append(after, '\n')); err != nil {
+				return fmt.Errorf("writing to the MCP client (stdout): %w", err)
 			}
 			return nil
 		}

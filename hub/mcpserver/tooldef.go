@@ -36,7 +36,9 @@ func RenderTool(t *mcp.Tool) (json.RawMessage, error) {
 	if err := enc.Encode(t); err != nil {
 		return nil, fmt.Errorf("rendering tool %q: %w", t.Name, err)
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	// A copy of the exact size: the JSON is kept for as long as the tool
+	// is listed, and the encoder's buffer has room to spare.
+	return bytes.Clone(bytes.TrimRight(buf.Bytes(), "\n")), nil
 }
 
 // CheckTool checks a tool definition as the go-sdk's AddTool does (which

@@ -35,6 +35,11 @@ const forwardFlag = "--forward-page"
 // write a CPU profile of its whole life to the file it names.
 const CPUProfileEnv = "WEBMCP_CDP_CPUPROFILE"
 
+// MemProfileEnv is the environment variable that makes a webmcp-cdp process
+// write a heap profile to the file it names when it is asked to stop (or
+// ends), before it tears anything down.
+const MemProfileEnv = "WEBMCP_CDP_MEMPROFILE"
+
 // Options configures Run.
 type Options struct {
 	// Binary is the webmcp-cdp executable to measure.
@@ -47,6 +52,10 @@ type Options struct {
 	// measured over stdio (the latency, concurrency and navigation rows)
 	// writes its CPU profile to, through CPUProfileEnv.
 	CPUProfile string
+	// MemProfile, when set, is the file that the webmcp-cdp process of the
+	// memory rows (over HTTP) writes a heap profile to, through
+	// MemProfileEnv, when the rows are done.
+	MemProfile string
 	// Logger receives progress (default slog.Default()).
 	Logger *slog.Logger
 	// Rows names the groups of rows to measure (RowGroups); empty
@@ -100,13 +109,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := opts.checkRows(); err != nil {
 		return nil, err
 	}
-	var env []string
-	if opts.CPUProfile != "" {
-		abs, err := filepath.Abs(opts.CPUProfile)
-		if err != nil {
-			return nil, fmt.Errorf("--cpuprofile %s: %w", opts.CPUProfile, err)
-		}
-		env = append(env, CPUProfileEnv+"="+abs)
+	env, err := profileEnv("--cpuprofile", CPUProfileEnv, opts.CPUProfile)
+	if err != nil {
+		return nil, err
+	}
+	memEnv, err := profileEnv("--memprofile", MemProfileEnv, opts.MemProfile)
+	if err != nil {
+		return nil, err
 	}
 	log := opts.Logger
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -150,7 +159,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	if opts.selected("http") {
-		if err := httpRows(ctx, opts, page, raw, add); err != nil {
+		if err := httpRows(ctx, opts, memEnv, page, raw, add); err != nil {
 			return nil, err
 		}
 	}
@@ -170,6 +179,20 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// profileEnv returns the environment that makes the server write a
+// profile to path (made absolute): variable=path, or nothing when path is
+// empty. flag names the option in an error.
+func profileEnv(flag, variable, path string) ([]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	return []string{variable + "=" + abs}, nil
 }
 
 // stdioRows adds the rows measured over stdio: latency, throughput and
@@ -253,8 +276,9 @@ func leanRows(ctx context.Context, opts Options, page, echo string, raw func(con
 }
 
 // httpRows adds the rows measured over streamable HTTP: latency and memory.
-func httpRows(ctx context.Context, opts Options, page string, raw func(context.Context) error, add func(what, value string)) error {
-	h, err := startHTTP(ctx, opts.Binary, page)
+// env is added to the server's environment.
+func httpRows(ctx context.Context, opts Options, env []string, page string, raw func(context.Context) error, add func(what, value string)) error {
+	h, err := startHTTP(ctx, opts.Binary, page, env)
 	if err != nil {
 		return err
 	}

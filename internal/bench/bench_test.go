@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -161,6 +162,35 @@ func TestRowSelection(t *testing.T) {
 				if got := o.selected(g); got != want {
 					t.Errorf("selected(%q) with rows %v = %v, want %v", g, tc.rows, got, want)
 				}
+			}
+		})
+	}
+}
+
+func TestProfileEnv(t *testing.T) {
+	tests := []struct {
+		name, path string
+		want       int // variables returned
+	}{
+		{"no profile", "", 0},
+		{"relative path", "heap.pprof", 1},
+		{"absolute path", filepath.Join(os.TempDir(), "heap.pprof"), 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env, err := profileEnv("--memprofile", MemProfileEnv, tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(env) != tc.want {
+				t.Fatalf("env = %q, want %d variables", env, tc.want)
+			}
+			if tc.want == 0 {
+				return
+			}
+			val, ok := strings.CutPrefix(env[0], MemProfileEnv+"=")
+			if !ok || !filepath.IsAbs(val) || !strings.HasSuffix(val, "heap.pprof") {
+				t.Errorf("env = %q, want %s=<absolute path to heap.pprof>", env[0], MemProfileEnv)
 			}
 		})
 	}

@@ -11,10 +11,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// memory opens tabs of page in s until each count in tabs is reached, and
-// for each count reports the RSS of the webmcp-cdp process and how long a
-// full tools/list takes.
+// listRounds is how many full tools/list of each kind the memory rows
+// time after the first, for their medians.
+const listRounds = 5
+
+// memory opens tabs of page in s (served over streamable HTTP) until each
+// count in tabs is reached, and for each count reports the RSS of the
+// webmcp-cdp process and how long a full tools/list takes: the first one
+// through the go-sdk client (the figure the table always had), then the
+// median of listRounds through that client and of listRounds read raw
+// (rawLister: the server's answer over loopback HTTP without the client's
+// decoding, which for 1,000 tools is most of the go-sdk figure).
 func memory(ctx context.Context, s *server, page string, tabs []int, add func(what, value string)) error {
+	raw, err := newRawLister(ctx, s.endpoint)
+	if err != nil {
+		return err
+	}
 	open := 1
 	for _, n := range tabs {
 		for ; open < n; open++ {
@@ -29,13 +41,28 @@ func memory(ctx context.Context, s *server, page string, tabs []int, add func(wh
 		if _, err := listAll(ctx, s.cs); err != nil {
 			return err
 		}
-		listTook := time.Since(t0)
+		first := time.Since(t0)
 		rss, err := rssOf(s.cmd.Process.Pid)
 		if err != nil {
 			return err
 		}
+		var sdk, rawT Latencies
+		size := 0
+		for range listRounds {
+			t := time.Now()
+			if _, err := listAll(ctx, s.cs); err != nil {
+				return err
+			}
+			sdk = append(sdk, time.Since(t))
+			t = time.Now()
+			if size, err = raw.list(ctx); err != nil {
+				return err
+			}
+			rawT = append(rawT, time.Since(t))
+		}
 		add(fmt.Sprintf("webmcp-cdp process with %d tab(s) of 10 tools", n),
-			fmt.Sprintf("RSS %.1f MB; full tools/list %s ms", float64(rss)/(1<<20), ms(listTook)))
+			fmt.Sprintf("RSS %.1f MB; full tools/list %s ms (go-sdk client, first list; median of %d: %s ms); server's answer read raw %s ms (median of %d, %d KB, not decoded)",
+				float64(rss)/(1<<20), ms(first), listRounds, ms(sdk.Percentile(50)), ms(rawT.Percentile(50)), listRounds, size>>10))
 	}
 	return nil
 }

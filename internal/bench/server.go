@@ -18,13 +18,19 @@ type server struct {
 	cmd     *exec.Cmd
 	cs      *mcp.ClientSession
 	changes chan struct{}
+	// endpoint is the streamable HTTP endpoint ("" over stdio).
+	endpoint string
 }
 
 // close ends the session and waits for the process (killing it after 5s).
-// The process exits on its own once its client is gone, which lets it write
-// its CPU profile.
+// Over stdio the process exits on its own once its client is gone, which
+// lets it write its CPU profile; over HTTP it is asked to stop with an
+// interrupt, which lets it write its heap profile.
 func (s *server) close() {
 	s.cs.Close()
+	if s.endpoint != "" {
+		s.cmd.Process.Signal(os.Interrupt)
+	}
 	waitOrKill(s.cmd)
 }
 
@@ -67,8 +73,8 @@ func startStdio(ctx context.Context, bin, page string, env []string) (*server, e
 }
 
 // startHTTP starts `bin launch --http` on page and connects over streamable
-// HTTP.
-func startHTTP(ctx context.Context, bin, page string) (*server, error) {
+// HTTP. env is added to the process's environment.
+func startHTTP(ctx context.Context, bin, page string, env []string) (*server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("finding a free port for the HTTP server: %w", err)
@@ -78,6 +84,7 @@ func startHTTP(ctx context.Context, bin, page string) (*server, error) {
 	s := &server{changes: make(chan struct{}, 1024)}
 	s.cmd = exec.Command(bin, "launch", "--headless", "--log-level", "warn", "--http", addr, page)
 	s.cmd.Stderr = os.Stderr
+	s.cmd.Env = append(os.Environ(), env...)
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s --http: %w", bin, err)
 	}
@@ -94,6 +101,7 @@ func startHTTP(ctx context.Context, bin, page string) (*server, error) {
 		}
 	}
 	s.cs = cs
+	s.endpoint = "http://" + addr + "/mcp"
 	return s, nil
 }
 

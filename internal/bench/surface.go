@@ -212,6 +212,22 @@ func syntheticListRows(ctx context.Context, add func(what, value string)) error 
 	return nil
 }
 
+// AddBenchTab opens tab number t in h with the bench page's 10 echo
+// tools, every tab on the same site (so that each tool has a site-level
+// name and one name per tab): the catalog of the memory rows, here and in
+// hub/mcpserver's BenchmarkLiveHeap100Tabs.
+func AddBenchTab(h *hub.Hub, t int) {
+	id := fmt.Sprintf("tab-%d", t)
+	h.TabOpened(id, "http://127.0.0.1:8080/bench/", "bench")
+	tools := make([]core.Tool, 10)
+	for i := range tools {
+		tools[i] = core.Tool{Name: fmt.Sprintf("echo_%d", i), Description: fmt.Sprintf("Return the text unchanged (bench tool %d).", i),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+			Annotations: map[string]any{"readOnlyHint": true}}
+	}
+	h.Update(core.Source{Key: "doc-" + id, Tab: id, Frame: id, Origin: "http://127.0.0.1:8080", URL: "http://127.0.0.1:8080/bench/", Backend: core.Backend("polyfill")}, tools, nil)
+}
+
 // syntheticLists measures tools/list of 100 tabs × 10 tools (the bench
 // page's echo tools, on one site) with --list all and --list active,
 // served in process to a go-sdk client.
@@ -220,15 +236,7 @@ func syntheticLists(ctx context.Context) (map[mcpserver.ListMode]listBytes, erro
 	for _, mode := range []mcpserver.ListMode{mcpserver.ListAll, mcpserver.ListActive} {
 		h := hub.New(nopBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
 		for t := range 100 {
-			id := fmt.Sprintf("tab-%d", t)
-			h.TabOpened(id, "http://127.0.0.1:8080/bench/", "bench")
-			tools := make([]core.Tool, 10)
-			for i := range tools {
-				tools[i] = core.Tool{Name: fmt.Sprintf("echo_%d", i), Description: fmt.Sprintf("Return the text unchanged (bench tool %d).", i),
-					InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
-					Annotations: map[string]any{"readOnlyHint": true}}
-			}
-			h.Update(core.Source{Key: "doc-" + id, Tab: id, Frame: id, Origin: "http://127.0.0.1:8080", URL: "http://127.0.0.1:8080/bench/", Backend: core.Backend("polyfill")}, tools, nil)
+			AddBenchTab(h, t)
 		}
 		b, err := inProcessList(ctx, h, mcpserver.ListPolicy{Mode: mode})
 		if err != nil {

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestStartMemProfile checks that the heap profile is written when the
+// context ends (a signal) and when the process ends without one, and that
+// nothing is written without a path.
+func TestStartMemProfile(t *testing.T) {
+	tests := []struct {
+		name   string
+		path   bool
+		cancel bool
+	}{
+		{"asked to stop", true, true},
+		{"ends without a signal", true, false},
+		{"no path", false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := ""
+			if tc.path {
+				path = filepath.Join(dir, "heap.pprof")
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			wait := startMemProfile(ctx, path)
+			if tc.cancel {
+				cancel()
+			}
+			wait()
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.path {
+				if len(entries) != 0 {
+					t.Fatalf("wrote %d files without a path", len(entries))
+				}
+				return
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A profile is gzipped protobuf.
+			if !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+				t.Fatalf("the profile (%d bytes) is not gzipped", len(b))
+			}
+		})
+	}
+}
