@@ -82,8 +82,9 @@ func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
 	}
 	var first struct {
 		Info struct {
-			Native bool   `json:"native"`
-			URL    string `json:"url"`
+			Native        bool   `json:"native"`
+			URL           string `json:"url"`
+			StartedBefore bool   `json:"startedBefore"`
 		} `json:"info"`
 		List toolList `json:"list"`
 	}
@@ -120,6 +121,9 @@ func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
 		return
 	}
 	b.logger.Debug("page bridge adopted", "target", d.t.targetID, "url", info.URL, "native", info.Native)
+	if info.StartedBefore && !info.Native && d.t.kind == "page" && string(d.frameID) == d.t.targetID {
+		b.scriptCameLate(d.t, info.URL)
+	}
 	b.adoptedPageServers(d)
 	if !info.Native {
 		// The first list was read before the policy was handed over: it
@@ -131,6 +135,24 @@ func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
 			b.refreshLoop(d, nil)
 		}
 	}
+}
+
+// scriptCameLate notes a tab whose document ran scripts of its own before
+// the page script was in: it loaded before we attached, or Chromium did
+// not hold it for the setup (a tab that another client opens and
+// navigates at once: measured in 1 to 6 of 20 such tabs). What those
+// scripts registered through no API of theirs was lost, so the tab is
+// reported as one that loaded before we attached: tools appear after a
+// reload, which only the person or the agent may ask for.
+func (b *Browser) scriptCameLate(t *targetState, url string) {
+	b.mu.Lock()
+	known := t.loadedBefore
+	b.mu.Unlock()
+	if known {
+		return
+	}
+	b.logger.Info("this tab ran scripts before the page script was in (it was not held for the setup); tools it registered through no API of its own appear after a reload", "url", url, "target", t.targetID)
+	b.markPreexisting(t)
 }
 
 // bridgeCall is the Runtime.callFunctionOn of fn on a bridge object with
