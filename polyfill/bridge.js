@@ -56,6 +56,9 @@ const bridge = freeze({
   // Array.prototype is never called.)
   list(maxTools, maxDescription, maxSchema) {
     syncDoc();
+    // This list covers every change so far, unless the verdict is pending
+    // (nothing is listed yet: the ping stays, for a read after it).
+    if (policy !== 'pending') pingTaken();
     const tools = [];
     defineProperty(tools, 'toJSON', { value: undefined });
     let overflow = 0;
@@ -80,7 +83,9 @@ const bridge = freeze({
     // What it exposes to other origins, and where its window sits, for
     // Go's relay between the documents of the tab (exposure.js).
     const exposed = exposedList(maxTools, maxDescription, maxSchema);
-    return JSONstringify({ __proto__: null, url: G.location.href, title: titleOf(doc), tools, overflow, denied, exposed, path: selfPath() });
+    // bound: this script holds the binding, so every later change pings.
+    if (!ping) takeBinding();
+    return JSONstringify({ __proto__: null, url: G.location.href, title: titleOf(doc), tools, overflow, denied, exposed, path: selfPath(), bound: ping !== null });
   },
   // call runs a tool for Go (runForGo).
   call(name, inputJSON, callId, maxBytes) {

@@ -11,16 +11,22 @@
 const registry = new SafeMap();
 
 // Changes are announced to Go once per microtask: a page that registers
-// 100 tools in a loop costs one ping and one read from Go.
+// 100 tools in a loop costs one ping and one read from Go. A read by Go
+// (bridge.list) that comes before the ping takes it back (pingTaken): what
+// it lists covers the change, and a second read would find nothing new.
 let pingQueued = false;
 function pingGo() {
   if (!ping) takeBinding();
   if (pingQueued || !ping) return;
   pingQueued = true;
   queueMicro(() => {
+    if (!pingQueued) return; // taken back, or sent by an earlier microtask
     pingQueued = false;
     try { ping('changed'); } catch { /* context going away */ }
   });
+}
+function pingTaken() {
+  pingQueued = false;
 }
 
 // changed announces a change of this document's tools: to Go, and with a
