@@ -49,7 +49,8 @@ func (b *Browser) onConsole(t *targetState, params jsonv2.Value) {
 // console.clear() releases) into our own, and reads the document's info
 // and its tools. The two commands are sent together and answered in one
 // round trip: the page runs them in order, both on the handle the console
-// gave us (it lives until the move has happened, and after).
+// gave us (it lives until the move has happened, and after). The read
+// hands over the Permissions Policy verdict first when it needs no CDP.
 func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
 	defer func() {
 		b.mu.Lock()
@@ -68,10 +69,23 @@ func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
 		b.logger.Debug("adopting a page bridge failed", "err", err)
 		return
 	}
+	// The Permissions Policy verdict of a top-level document comes from its
+	// response headers, known by now: it goes with the read, before the
+	// list, so the registrations that waited for it are in the first list
+	// (one round trip, not three). A frame's verdict takes CDP calls of its
+	// own: it follows (applyPolicy), and the list is read again.
+	var verdict any // true, false, or nil (not known yet)
+	var v toolsVerdict
+	early := d.t.kind == "page" && string(d.frameID) == d.t.targetID
+	if early {
+		v = b.toolsVerdict(ctx, d)
+		verdict = v.allowed
+	}
 	// info and list are the bridge's JSON strings, joined without calling
 	// anything the page could have replaced.
 	read, readErr := d.t.sess.Send(runtime.CommandCallFunctionOn, bridgeCall(handle,
-		`function(a,b,c){return '{"info":'+this.info()+',"list":'+this.list(a,b,c)+'}'}`, l.MaxTools, l.MaxDescription, l.MaxSchema))
+		`function(p,a,b,c){if(typeof p==='boolean')this.policy(p);return '{"info":'+this.info()+',"list":'+this.list(a,b,c)+'}'}`,
+		verdict, l.MaxTools, l.MaxDescription, l.MaxSchema))
 	var moved runtime.CallFunctionOnResult
 	if err := move.Wait(ctx, &moved); err != nil || moved.Result == nil || moved.Result.ObjectID == "" {
 		b.logger.Debug("adopting a page bridge failed", "err", err)
@@ -82,8 +96,9 @@ func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
 	}
 	var first struct {
 		Info struct {
-			Native bool   `json:"native"`
-			URL    string `json:"url"`
+			Native        bool   `json:"native"`
+			URL           string `json:"url"`
+			StartedBefore bool   `json:"startedBefore"`
 		} `json:"info"`
 		List toolList `json:"list"`
 	}
@@ -120,17 +135,42 @@ func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
 		return
 	}
 	b.logger.Debug("page bridge adopted", "target", d.t.targetID, "url", info.URL, "native", info.Native)
-	b.adoptedPageServers(d)
-	if !info.Native {
-		// The first list was read before the policy was handed over: it
-		// stands when the document may use tools; a denial dropped what
-		// the page registered meanwhile, so the list is read again.
-		if b.applyPolicy(ctx, d, moved.Result.ObjectID) {
-			b.refreshLoop(d, &first.List)
-		} else {
-			b.refreshLoop(d, nil)
-		}
+	if info.StartedBefore && !info.Native && d.t.kind == "page" && string(d.frameID) == d.t.targetID {
+		b.scriptCameLate(d.t, info.URL)
 	}
+	b.adoptedPageServers(d)
+	switch {
+	case info.Native:
+	case early:
+		// The first list was read after the verdict: it stands.
+		b.noteVerdict(d, v)
+		b.refreshLoop(d, &first.List)
+	case b.applyPolicy(ctx, d, moved.Result.ObjectID):
+		// The first list was read before the verdict: it stands when the
+		// document may use tools; a denial dropped what the page
+		// registered meanwhile, so the list is read again.
+		b.refreshLoop(d, &first.List)
+	default:
+		b.refreshLoop(d, nil)
+	}
+}
+
+// scriptCameLate notes a tab whose document ran scripts of its own before
+// the page script was in: it loaded before we attached, or Chromium did
+// not hold it for the setup (a tab that another client opens and
+// navigates at once: measured in 1 to 6 of 20 such tabs). What those
+// scripts registered through no API of theirs was lost, so the tab is
+// reported as one that loaded before we attached: tools appear after a
+// reload, which only the person or the agent may ask for.
+func (b *Browser) scriptCameLate(t *targetState, url string) {
+	b.mu.Lock()
+	known := t.loadedBefore
+	b.mu.Unlock()
+	if known {
+		return
+	}
+	b.logger.Info("this tab ran scripts before the page script was in (it was not held for the setup); tools it registered through no API of its own appear after a reload", "url", url, "target", t.targetID)
+	b.markPreexisting(t)
 }
 
 // bridgeCall is the Runtime.callFunctionOn of fn on a bridge object with
@@ -216,6 +256,9 @@ type toolList struct {
 	// Path where its window sits in the tab (exposure.go).
 	Exposed []exposedTool `json:"exposed"`
 	Path    []int         `json:"path"`
+	// Bound says the page script holds the runtime binding: every later
+	// change of the document pings.
+	Bound bool `json:"bound"`
 }
 
 // deniedList is what a denied document tried to register: the names the
@@ -276,6 +319,7 @@ func (b *Browser) refreshLoop(d *docState, first *toolList) {
 			b.logger.Debug("reading a page's tools failed", "url", d.url, "err", err)
 		} else {
 			d.url = list.URL
+			d.bound = list.Bound
 			src := b.sourceOf(d)
 			tools, refused := pageTools(src, list.Tools, list.Overflow, l.MaxTools)
 			refused = append(refused, deniedRefusals(src, d.denied, list.Denied, time.Now())...)

@@ -203,6 +203,7 @@ type docState struct {
 	// empty while it may use them (or before the verdict).
 	denied   string
 	adopting bool // the bridge handed over is being adopted (bridge.go)
+	bound    bool // its last list says the page script holds the binding
 	queued   int  // refreshes started but not yet running
 }
 

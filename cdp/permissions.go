@@ -95,9 +95,10 @@ type frameFacts struct {
 	parent cdpt.FrameID // "" for a top-level frame
 }
 
-// applyPolicy decides the feature for a polyfilled document and hands the
+// applyPolicy decides the feature for a polyfilled frame and hands the
 // verdict to its bridge. It runs once per document, right after the bridge
-// is adopted, and says whether tools are allowed. A denial is not a
+// is adopted, and says whether tools are allowed. (A top-level document's
+// verdict goes with the bridge's first read, in adopt.) A denial is not a
 // refusal by itself: most denied frames (ads, players) register nothing.
 // The tools a denied document tried to register come with its list
 // (bridge.list's denied), and pageTools reports each of those.
@@ -108,6 +109,13 @@ func (b *Browser) applyPolicy(ctx context.Context, d *docState, bridge runtime.R
 		b.logger.Debug("handing the tools policy to a page failed", "err", err)
 		return false
 	}
+	return b.noteVerdict(d, v)
+}
+
+// noteVerdict records the verdict handed to a document: on a denial, why
+// (the refusals of the tools it tries to register say so). It says
+// whether tools are allowed.
+func (b *Browser) noteVerdict(d *docState, v toolsVerdict) bool {
 	if v.allowed {
 		return true
 	}

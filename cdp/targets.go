@@ -377,11 +377,12 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		// A safety net for a lost "changed" ping: in a new document the
 		// binding can arrive after the page script ran (seen in about one
 		// new tab in fifty), so read the tools again when the page has
-		// parsed and when it has loaded.
+		// parsed and when it has loaded, unless a list said the page
+		// script holds the binding (then every change since pinged).
 		b.mu.Lock()
 		var docs []*docState
 		for _, d := range t.contexts {
-			if !d.native {
+			if !d.native && !d.bound {
 				d.queued++
 				docs = append(docs, d)
 			}

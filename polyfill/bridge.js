@@ -2,6 +2,15 @@
 
 const goCalls = new SafeMap(); // Go call id -> local id
 
+// startedBefore says whether the document held scripts of the page when
+// this script came in: it was injected into a live document (attach mode,
+// or a tab Chromium did not hold until the setup was in), and whatever
+// those scripts registered through no API of theirs is lost until a
+// reload. A new document has no element yet when this script runs.
+const startedBefore = (() => {
+  try { return call(docScripts, doc).length > 0; } catch { return false; }
+})();
+
 // runForGo runs a tool like executeTool does (toolactivated, a real
 // AbortSignal) and resolves with a plain object of strings, numbers and
 // booleans ({ok, kind, value, truncated, error}) that Go reads by value:
@@ -33,7 +42,7 @@ const bridge = freeze({
   // info describes this document.
   info() {
     syncDoc();
-    return JSONstringify({ __proto__: null, native: hasNative, url: G.location.href, origin: G.location.origin, title: titleOf(doc) });
+    return JSONstringify({ __proto__: null, native: hasNative, url: G.location.href, origin: G.location.origin, title: titleOf(doc), startedBefore });
   },
   // policy hands over Go's verdict on the Permissions Policy "tools" for
   // this document (see policy.js); the first verdict stands.
@@ -47,6 +56,9 @@ const bridge = freeze({
   // Array.prototype is never called.)
   list(maxTools, maxDescription, maxSchema) {
     syncDoc();
+    // This list covers every change so far, unless the verdict is pending
+    // (nothing is listed yet: the ping stays, for a read after it).
+    if (policy !== 'pending') pingTaken();
     const tools = [];
     defineProperty(tools, 'toJSON', { value: undefined });
     let overflow = 0;
@@ -71,7 +83,9 @@ const bridge = freeze({
     // What it exposes to other origins, and where its window sits, for
     // Go's relay between the documents of the tab (exposure.js).
     const exposed = exposedList(maxTools, maxDescription, maxSchema);
-    return JSONstringify({ __proto__: null, url: G.location.href, title: titleOf(doc), tools, overflow, denied, exposed, path: selfPath() });
+    // bound: this script holds the binding, so every later change pings.
+    if (!ping) takeBinding();
+    return JSONstringify({ __proto__: null, url: G.location.href, title: titleOf(doc), tools, overflow, denied, exposed, path: selfPath(), bound: ping !== null });
   },
   // call runs a tool for Go (runForGo).
   call(name, inputJSON, callId, maxBytes) {

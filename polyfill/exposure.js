@@ -27,17 +27,8 @@ let remoteWaiters = [];
 const xoOut = []; // messages for Go: {t: 'call', id, key, origin, name, input} | {t: 'cancel', id}
 const xoCalls = new SafeMap(); // id -> done(completion)
 let xoSeq = 0;
-let xoQueued = false;
-
-function pingXO() {
-  if (!ping) takeBinding();
-  if (xoQueued || !ping) return;
-  xoQueued = true;
-  queueMicro(() => {
-    xoQueued = false;
-    try { ping(XO_PING); } catch { /* context going away */ }
-  });
-}
+const xoPing = pinger(XO_PING);
+function pingXO() { xoPing.send(); }
 
 // setRemote takes Go's push; toolchange fires here once it is in, when
 // the tools changed (not only where their windows sit).

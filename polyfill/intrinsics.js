@@ -123,6 +123,7 @@ const eventDefaultPrevented = getter(Event.prototype, 'defaultPrevented');
 const nodeType = getter(Node.prototype, 'nodeType');
 const defaultView = getter(Document.prototype, 'defaultView');
 const docTitle = getter(Document.prototype, 'title');
+const docScripts = getter(Document.prototype, 'scripts');
 const titleOf = (d) => { try { return StringCtor(call(docTitle, d)); } catch { return ''; } };
 const toWellFormed = String.prototype.toWellFormed;
 const objectHasOwn = Object.prototype.hasOwnProperty;

@@ -10,18 +10,31 @@
 // (nothing of the native API itself).
 const registry = new SafeMap();
 
-// Changes are announced to Go once per microtask: a page that registers
-// 100 tools in a loop costs one ping and one read from Go.
-let pingQueued = false;
-function pingGo() {
-  if (!ping) takeBinding();
-  if (pingQueued || !ping) return;
-  pingQueued = true;
-  queueMicro(() => {
-    pingQueued = false;
-    try { ping('changed'); } catch { /* context going away */ }
-  });
+// pinger returns a ping of Go with payload, sent at most once per
+// microtask (a page that registers 100 tools in a loop costs one ping and
+// one read from Go), and a take that calls back a ping still queued: the
+// read that came before it covers what it announced. If the binding is
+// not there yet, each ping looks again.
+function pinger(payload) {
+  let queued = false;
+  const send = () => {
+    if (!ping) takeBinding();
+    if (queued || !ping) return;
+    queued = true;
+    queueMicro(() => {
+      if (!queued) return; // taken back, or sent by an earlier microtask
+      queued = false;
+      try { ping(payload); } catch { /* context going away */ }
+    });
+  };
+  return { send, take: () => { queued = false; } };
 }
+
+// Changes of this document's tools: bridge.list takes back a ping its
+// list covers (pingTaken).
+const changedPing = pinger('changed');
+function pingGo() { changedPing.send(); }
+function pingTaken() { changedPing.take(); }
 
 // changed announces a change of this document's tools: to Go, and with a
 // toolchange event at every same-origin document of the tab, in tree order
