@@ -92,7 +92,7 @@ func (c *client) search(args map[string]any) searchResult {
 // tools, callable through webmcp_call.
 func TestAgentSurface(t *testing.T) {
 	shop, widget := shopAndWidget(t)
-	c, log := startLogged(t, "launch", "--headless", shop, widget)
+	c, log := startLogged(t, "launch", "--headless", "--state-dir", "", shop, widget)
 	tools := c.waitFor("the shop's and the widget's tools", func(m map[string]*mcp.Tool) bool {
 		return len(toolWithSuffix(m, "view_cart")) == 1 && len(toolWithSuffix(m, "update_chart")) == 1
 	})
