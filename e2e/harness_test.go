@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -175,11 +176,30 @@ func (c *client) tools() map[string]*mcp.Tool {
 	out := make(map[string]*mcp.Tool)
 	for tl, err := range c.cs.Tools(ctx, nil) { // every page
 		if err != nil {
+			if ctx.Err() != nil {
+				c.dumpGoroutines()
+			}
 			c.t.Fatalf("tools/list: %v", err)
 		}
 		out[tl.Name] = tl
 	}
 	return out
+}
+
+// dumpGoroutines asks the webmcp-cdp process for its goroutines (on
+// SIGQUIT the Go runtime prints them to stderr and exits), so that a
+// request that got no answer shows where the server waits; the stderr goes
+// into the failed test's log. It gives the dump up to 3 s to appear.
+func (c *client) dumpGoroutines() {
+	if c.cmd == nil || c.cmd.Process == nil || c.cmd.Process.Signal(syscall.SIGQUIT) != nil {
+		return
+	}
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if strings.Contains(c.stderr.String(), "\ngoroutine ") {
+			time.Sleep(300 * time.Millisecond) // the rest of the dump
+			return
+		}
+	}
 }
 
 // waitFor polls tools/list until cond holds, and fails after 20 s.
