@@ -151,25 +151,48 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 		forget()
 		return err
 	}
+	answered, err := c.await(ctx, method, ch, result)
+	if !answered {
+		forget()
+	}
+	return err
+}
+
+// await waits for the answer on ch and decodes it into result; answered
+// is false when ctx ended or the connection closed first.
+func (c *Client) await(ctx context.Context, method string, ch <-chan *Message, result any) (answered bool, err error) {
 	select {
 	case msg := <-ch:
-		if msg.Error != nil {
-			return msg.Error
-		}
-		if result == nil {
-			return nil
-		}
-		if err := json.Unmarshal(msg.Result, result); err != nil {
-			return fmt.Errorf("decoding the result of %s: %w", method, err)
-		}
-		return nil
+		return true, c.decode(method, msg, result)
 	case <-ctx.Done():
-		forget()
-		return ctx.Err()
+		return false, ctx.Err()
 	case <-c.done:
-		forget()
-		return c.Err()
+		// The reader hands over an answer before it ends: a relay that
+		// answers and then closes (as one refusing a token does) must
+		// give that answer, not "closed". select picks at random when
+		// both are ready.
+		select {
+		case msg := <-ch:
+			return true, c.decode(method, msg, result)
+		default:
+		}
+		return false, c.Err()
 	}
+}
+
+// decode returns an answer's error, or decodes its result into result
+// (which may be nil).
+func (c *Client) decode(method string, msg *Message, result any) error {
+	if msg.Error != nil {
+		return msg.Error
+	}
+	if result == nil {
+		return nil
+	}
+	if err := json.Unmarshal(msg.Result, result); err != nil {
+		return fmt.Errorf("decoding the result of %s: %w", method, err)
+	}
+	return nil
 }
 
 // Handshake authenticates with an access token.

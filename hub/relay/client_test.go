@@ -40,3 +40,21 @@ func TestTLS(t *testing.T) {
 		t.Fatalf("handshake over TLS: %+v %v", res, err)
 	}
 }
+
+// TestCallAnswerBeforeClose: when the relay answered and then closed (as
+// one refusing a token does) before the call waited, the call gives the
+// answer, never "the connection is closed" instead. (With both ready, a
+// plain select picks one at random: 100 rounds fail surely without the
+// fix.)
+func TestCallAnswerBeforeClose(t *testing.T) {
+	c := &Client{done: make(chan struct{}), err: ErrClientClosed}
+	close(c.done)
+	ch := make(chan *Message, 1)
+	for i := range 100 {
+		ch <- &Message{Error: proxy.Errorf(proxy.CodeServerError, "Authentication failed: no")}
+		answered, err := c.await(context.Background(), MethodHandshake, ch, nil)
+		if !answered || err == nil || !strings.Contains(err.Error(), "Authentication failed: no") {
+			t.Fatalf("round %d: await: %v (answered %v), want the relay's answer", i, err, answered)
+		}
+	}
+}
