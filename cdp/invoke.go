@@ -44,7 +44,7 @@ func (b *Browser) Invoke(ctx context.Context, docKey, tool string, input json.Ra
 	case res.ExceptionDetails != nil:
 		err = fmt.Errorf("the page script failed: %s", exceptionText(res.ExceptionDetails))
 	case out == nil:
-		err = errors.New("the page bridge returned no result object")
+		err = errors.New("the page bridge returned no answer")
 	}
 	if err != nil {
 		if crashed(cctx) && ctx.Err() == nil {
@@ -61,30 +61,53 @@ func (b *Browser) Invoke(ctx context.Context, docKey, tool string, input json.Ra
 		}
 		return core.Result{}, b.callError(d, err)
 	}
-	if !out.OK {
-		return core.Result{Err: out.Error}, nil
+	r, err := parseAnswer(*out)
+	if err != nil {
+		return core.Result{}, err
 	}
-	if out.Kind == kindNavigated { // a form that navigates (navresult.go)
+	if r.Kind == kindNavigated { // a form that navigates (navresult.go)
 		return b.navResult(cctx, d)
 	}
-	return core.Result{Kind: out.Kind, Value: out.Value, Truncated: out.Truncated}, nil
+	return r, nil
 }
 
 // bridgeAnswer is CDP's answer to a bridge call, decoded in one pass: the
-// bridge resolves with a plain object that comes back by value, with the
-// tool's value (a JSON string for a JSON result) unescaped once and never
-// parsed here.
+// bridge resolves with one string (parseAnswer), which comes back by value
+// and is unescaped once; the tool's value in it is never parsed here.
 type bridgeAnswer struct {
 	Result struct {
-		Value *struct {
-			OK        bool            `json:"ok"`
-			Kind      core.ResultKind `json:"kind"`
-			Value     string          `json:"value"`
-			Truncated int             `json:"truncated"`
-			Error     string          `json:"error"`
-		} `json:"value"`
+		Value *string `json:"value"`
 	} `json:"result"`
 	ExceptionDetails *runtime.ExceptionDetails `json:"exceptionDetails"`
+}
+
+// parseAnswer reads the bridge's answer to a call (answerText in
+// polyfill/bridge.js): "KIND:VALUE", "KIND/LENGTH:VALUE" for a value cut
+// from LENGTH characters, or "error:MESSAGE". The page script writes it,
+// but anything else is an error, not a guess.
+func parseAnswer(s string) (core.Result, error) {
+	head, value, ok := strings.Cut(s, ":")
+	if !ok {
+		return core.Result{}, fmt.Errorf("the page bridge answered in an unknown shape (%.40q): reload the page", s)
+	}
+	if head == "error" {
+		return core.Result{Err: value}, nil
+	}
+	kind, length, cut := strings.Cut(head, "/")
+	r := core.Result{Kind: core.ResultKind(kind), Value: value}
+	switch r.Kind {
+	case core.KindString, core.KindJSON, core.KindUndefined, kindNavigated:
+	default:
+		return core.Result{}, fmt.Errorf("the page bridge answered with an unknown kind %.40q: reload the page", kind)
+	}
+	if cut {
+		n, err := strconv.Atoi(length)
+		if err != nil || n <= 0 {
+			return core.Result{}, fmt.Errorf("the page bridge answered with a bad length %.40q: reload the page", length)
+		}
+		r.Truncated = n
+	}
+	return r, nil
 }
 
 // invokeParams renders the Runtime.callFunctionOn of a bridge call without

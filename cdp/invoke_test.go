@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/runtime"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // TestInvokeParams: the hand-rendered Runtime.callFunctionOn of a bridge
@@ -60,5 +63,42 @@ func BenchmarkInvokeParams(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		invokeParams("-123456789.1.2", "echo_0", input, "1234", 1<<20)
+	}
+}
+
+// TestParseAnswer: the bridge's one-string answer reads back as the
+// completion it rendered; any other shape is an error that says to reload.
+func TestParseAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want core.Result
+		err  string
+	}{
+		{in: "string:hi", want: core.Result{Kind: core.KindString, Value: "hi"}},
+		{in: "string:", want: core.Result{Kind: core.KindString}},
+		{in: "string:a:b:c", want: core.Result{Kind: core.KindString, Value: "a:b:c"}},
+		{in: `json:{"a":1}`, want: core.Result{Kind: core.KindJSON, Value: `{"a":1}`}},
+		{in: "undefined:", want: core.Result{Kind: core.KindUndefined}},
+		{in: "navigated:", want: core.Result{Kind: kindNavigated}},
+		{in: "string/70000:abc", want: core.Result{Kind: core.KindString, Value: "abc", Truncated: 70000}},
+		{in: "error:no tool named \"x\"", want: core.Result{Err: `no tool named "x"`}},
+		{in: "error:", want: core.Result{}},
+		{in: "", err: "unknown shape"},
+		{in: "hello", err: "unknown shape"},
+		{in: "number:1", err: "unknown kind"},
+		{in: "string/x:abc", err: "bad length"},
+		{in: "string/0:abc", err: "bad length"},
+		{in: "string/-3:abc", err: "bad length"},
+	} {
+		got, err := parseAnswer(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "reload") {
+				t.Errorf("parseAnswer(%q) = %+v, %v; want an error with %q", tc.in, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("parseAnswer(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
 	}
 }

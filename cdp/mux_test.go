@@ -179,13 +179,13 @@ func TestLoneSurrogateResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.reply(t, f.next(t).ID, `{"result":{"type":"object","value":{"ok":true,"kind":"string","value":"a\ud800b"}}}`)
+	f.reply(t, f.next(t).ID, `{"result":{"type":"string","value":"string:a\ud800b"}}`)
 	var out bridgeAnswer
 	if err := p.Wait(context.Background(), &out); err != nil {
 		t.Fatalf("Wait = %v, want the answer", err)
 	}
-	if v := out.Result.Value; v == nil || v.Value != "a\uFFFDb" || !v.OK {
-		t.Errorf("decoded %+v, want ok with value a\uFFFDb", v)
+	if v := out.Result.Value; v == nil || *v != "string:a\uFFFDb" {
+		t.Errorf("decoded %v, want string:a\uFFFDb", v)
 	}
 }
 
