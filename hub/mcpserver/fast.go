@@ -200,22 +200,25 @@ func (f *fastCalls) run(ctx context.Context, cancel context.CancelFunc, id strin
 // resultType "complete" in a 2026-07-28 session, and the server's
 // identity in _meta for a 2026-07-28 request) in a JSON-RPC response.
 func (f *fastCalls) resultLine(rawID jsontext.Value, res *mcp.CallToolResult, complete, serverInfo bool) []byte {
-	if res.Content == nil {
-		res.Content = []mcp.Content{}
-	}
-	if serverInfo {
-		if res.Meta == nil {
-			res.Meta = mcp.Meta{}
+	body := f.srv.texts.render(res, serverInfo, f.srv.opts.Version) // one text block (fast_result.go)
+	if body == nil {
+		if res.Content == nil {
+			res.Content = []mcp.Content{}
 		}
-		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
-			// As the SDK's annotateServerInfo: the server's Implementation
-			// (New gives the SDK the same).
-			res.Meta[mcp.MetaKeyServerInfo] = &mcp.Implementation{Name: serverName, Version: f.srv.opts.Version}
+		if serverInfo {
+			if res.Meta == nil {
+				res.Meta = mcp.Meta{}
+			}
+			if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
+				// As the SDK's annotateServerInfo: the server's Implementation
+				// (New gives the SDK the same).
+				res.Meta[mcp.MetaKeyServerInfo] = &mcp.Implementation{Name: serverName, Version: f.srv.opts.Version}
+			}
 		}
-	}
-	body, err := json.Marshal(res)
-	if err != nil {
-		return errorLine(rawID, err)
+		var err error
+		if body, err = json.Marshal(res); err != nil {
+			return errorLine(rawID, err)
+		}
 	}
 	b := make([]byte, 0, len(body)+len(rawID)+64)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)

@@ -82,6 +82,8 @@ type Server struct {
 	// the page tools the list policy leaves out of tools/list.
 	ownCount int
 	unlisted atomic.Int64
+	// texts renders the fast path's one-text-block results (fast_result.go).
+	texts textTemplates
 }
 
 // callLog keeps the last calls for the status page.
