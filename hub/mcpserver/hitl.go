@@ -226,18 +226,38 @@ func (h *hitl) retry(ctx context.Context, req *mcp.CallToolRequest, name, owner 
 // goroutine: a page dialog is handled by policy, and a caller that gives
 // up aborts the page's call.
 func (h *hitl) runNow(ctx context.Context, name string, args json.RawMessage, policy DialogPolicy) *mcp.CallToolResult {
-	pc := h.newPending(name, args, false, policy, "")
-	defer pc.cancel()
-	stop := context.AfterFunc(ctx, pc.cancel)
-	defer stop()
-	res := CallToolResult(h.call(pc.runCtx, name, args))
-	pc.mu.Lock()
-	failed := pc.failed
-	pc.mu.Unlock()
+	// No pendingCall: nothing here outlives the request or is asked for
+	// later, so the call runs on ctx itself.
+	var mu sync.Mutex
+	failed := ""
+	cctx := core.WithDialogFunc(ctx, byPolicy(policy, func(why string) {
+		mu.Lock()
+		failed = why
+		mu.Unlock()
+	}))
+	res := CallToolResult(h.call(cctx, name, args))
+	mu.Lock()
+	defer mu.Unlock()
 	if failed != "" {
 		return errResult("%s: %s", name, failed)
 	}
 	return res
+}
+
+// byPolicy answers a page's dialog for a call whose client cannot be asked:
+// accepted or dismissed as policy says, or (--dialogs fail) dismissed with
+// fail told why the call must end as an error.
+func byPolicy(policy DialogPolicy, fail func(why string)) core.DialogFunc {
+	return func(_ context.Context, d core.Dialog) core.DialogAnswer {
+		switch policy {
+		case DialogsAccept:
+			return core.DialogAnswer{Accept: true, Text: d.DefaultPrompt}
+		case DialogsDismiss:
+			return core.DialogAnswer{}
+		}
+		fail(fmt.Sprintf("the page opened a %s dialog (%q) that needed a person, and this client cannot be asked (no elicitation); it was dismissed (--dialogs fail)", d.Type, d.Message))
+		return core.DialogAnswer{}
+	}
 }
 
 // newPending prepares a call: a page dialog goes to the client when it can
@@ -256,19 +276,15 @@ func (h *hitl) newPending(name string, args json.RawMessage, elicit bool, policy
 	}
 	cctx, cancel := context.WithCancel(withProgress(context.Background(), pc.progress))
 	pc.cancel = cancel
-	cctx = core.WithDialogFunc(cctx, func(ctx context.Context, d core.Dialog) core.DialogAnswer {
-		if !elicit {
-			switch policy {
-			case DialogsAccept:
-				return core.DialogAnswer{Accept: true, Text: d.DefaultPrompt}
-			case DialogsDismiss:
-				return core.DialogAnswer{}
-			}
+	if !elicit {
+		pc.runCtx = core.WithDialogFunc(cctx, byPolicy(policy, func(why string) {
 			pc.mu.Lock()
-			pc.failed = fmt.Sprintf("the page opened a %s dialog (%q) that needed a person, and this client cannot be asked (no elicitation); it was dismissed (--dialogs fail)", d.Type, d.Message)
+			pc.failed = why
 			pc.mu.Unlock()
-			return core.DialogAnswer{}
-		}
+		}))
+		return pc
+	}
+	cctx = core.WithDialogFunc(cctx, func(ctx context.Context, d core.Dialog) core.DialogAnswer {
 		ask := dialogAsk{d: d, answer: make(chan core.DialogAnswer, 1)}
 		select {
 		case pc.dialogs <- ask:
