@@ -224,6 +224,9 @@ func stdioRows(ctx context.Context, opts Options, env []string, page string, rb 
 	if err := leanRows(ctx, opts, page, echo, raw, add); err != nil {
 		return err
 	}
+	if err := sdkForwarderRows(ctx, opts, page, raw, add); err != nil {
+		return err
+	}
 	nav, rawNav, err := navigation(ctx, stdio, rb, page, navigations)
 	if err != nil {
 		return err
@@ -272,6 +275,31 @@ func leanRows(ctx context.Context, opts Options, page, echo string, raw func(con
 		add(fmt.Sprintf("ratio %s / raw throughput", side.what), times(viaLean, direct))
 		lean.close()
 	}
+	return nil
+}
+
+// sdkForwarderRows adds the latency and throughput rows of the go-sdk
+// client over stdio into the minimal forwarder (Forward): the floor of the
+// go-sdk rows, what that client and one more process cost with no server
+// behind them.
+func sdkForwarderRows(ctx context.Context, opts Options, page string, raw func(context.Context) error, add func(what, value string)) error {
+	const what = "stdio, go-sdk client, minimal forwarder"
+	fw, err := startCommand(ctx, opts.Binary, []string{"bench", forwardFlag, page}, nil)
+	if err != nil {
+		return err
+	}
+	defer fw.close()
+	call := caller(fw.cs, "echo_0")
+	if err := pairedRows(ctx, what, opts.Calls, call, raw, add); err != nil {
+		return err
+	}
+	viaFw, direct, err := Throughput(ctx, workers, round, rounds, call, raw)
+	if err != nil {
+		return fmt.Errorf("throughput over %s: %w", what, err)
+	}
+	add(fmt.Sprintf("%d concurrent raw CDP callers into one tab (same shape)", workers), fmt.Sprintf("%.0f calls/s", direct))
+	add(fmt.Sprintf("%d concurrent callers over %s", workers, what), fmt.Sprintf("%.0f calls/s", viaFw))
+	add(fmt.Sprintf("ratio %s / raw throughput", what), times(viaFw, direct))
 	return nil
 }
 

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,13 +13,15 @@ import (
 
 // Forward is the floor of one process between an MCP client and the
 // browser: it launches a browser of its own on page, as raw CDP does, and
-// answers every JSON-RPC request line of in with an empty result after
-// exactly one Runtime.callFunctionOn into the page (none for the
-// initialize request, which it answers at once). It reads no method,
-// validates nothing and routes nothing, so what a tools/call over stdio
-// costs above it is what the server does. `webmcp-cdp bench` starts it as
-// a subprocess (the hidden flag --forward-page) and measures it like the
-// server, with the minimal client.
+// answers every tools/call request line of in with a fixed text result
+// after exactly one Runtime.callFunctionOn into the page. It answers
+// server/discover (so a go-sdk client speaks 2026-07-28 to it, as to the
+// server) and initialize at once, and any other request with "method not
+// found". It reads no more of a line than its id and method, validates
+// nothing and routes nothing, so what a tools/call over stdio costs above
+// it is what the server does. `webmcp-cdp bench` starts it as a subprocess
+// (the hidden flag --forward-page) and measures it like the server, with
+// the minimal client and with the go-sdk client.
 func Forward(ctx context.Context, page string, in io.Reader, out io.Writer) error {
 	rb, err := newRawBrowser(ctx, page)
 	if err != nil {
@@ -25,8 +29,8 @@ func Forward(ctx context.Context, page string, in io.Reader, out io.Writer) erro
 	}
 	defer rb.close()
 	var mu sync.Mutex // guards writes to out
-	answer := func(id int64, callErr error) error {
-		line := make([]byte, 0, 64)
+	answer := func(id int64, result string, callErr error) error {
+		line := make([]byte, 0, 64+len(result))
 		line = append(line, `{"jsonrpc":"2.0","id":`...)
 		line = strconv.AppendInt(line, id, 10)
 		if callErr != nil {
@@ -34,7 +38,9 @@ func Forward(ctx context.Context, page string, in io.Reader, out io.Writer) erro
 			line = strconv.AppendQuote(line, callErr.Error())
 			line = append(line, "}}\n"...)
 		} else {
-			line = append(line, `,"result":{}}`+"\n"...)
+			line = append(line, `,"result":`...)
+			line = append(line, result...)
+			line = append(line, "}\n"...)
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -42,7 +48,7 @@ func Forward(ctx context.Context, page string, in io.Reader, out io.Writer) erro
 		return err
 	}
 	r := bufio.NewReaderSize(in, 4096)
-	first := true
+	callResult := `{"content":[{"type":"text","text":"x"}]}`
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -57,17 +63,29 @@ func Forward(ctx context.Context, page string, in io.Reader, out io.Writer) erro
 		if !ok {
 			continue // a notification
 		}
-		if first { // initialize
-			first = false
-			if err := answer(id, nil); err != nil {
+		var result string
+		switch {
+		case bytes.Contains(line, []byte(`"method":"tools/call"`)):
+			res := callResult
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				answer(id, res, rb.call(ctx))
+			}()
+			continue
+		case bytes.Contains(line, []byte(`"method":"server/discover"`)):
+			result = `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}`
+			callResult = `{"content":[{"type":"text","text":"x"}],"resultType":"complete"}`
+		case bytes.Contains(line, []byte(`"method":"initialize"`)):
+			result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"webmcp-cdp-bench-forwarder","version":"1"}}`
+		default:
+			if err := answer(id, "", errors.New("method not found: the forwarder answers tools/call, server/discover and initialize")); err != nil {
 				return err
 			}
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			answer(id, rb.call(ctx))
-		}()
+		if err := answer(id, result, nil); err != nil {
+			return err
+		}
 	}
 }

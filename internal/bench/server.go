@@ -60,8 +60,14 @@ func newClient(changes chan struct{}) *mcp.Client {
 // startStdio starts `bin launch` on page and connects over stdio. env is
 // added to the process's environment.
 func startStdio(ctx context.Context, bin, page string, env []string) (*server, error) {
+	return startCommand(ctx, bin, []string{"launch", "--headless", "--log-level", "warn", page}, env)
+}
+
+// startCommand starts bin with args and connects a go-sdk client over its
+// stdio. env is added to the process's environment.
+func startCommand(ctx context.Context, bin string, args, env []string) (*server, error) {
 	s := &server{changes: make(chan struct{}, 1024)}
-	s.cmd = exec.Command(bin, "launch", "--headless", "--log-level", "warn", page)
+	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stderr = os.Stderr
 	s.cmd.Env = append(os.Environ(), env...)
 	cs, err := newClient(s.changes).Connect(ctx, &mcp.CommandTransport{Command: s.cmd}, nil)
