@@ -56,3 +56,20 @@ func TestStartMemProfile(t *testing.T) {
 		})
 	}
 }
+
+// TestMemStatsAtStop checks that the runtime's memory figures are written
+// when the context ends, in the form the bench reads.
+func TestMemStatsAtStop(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memstats")
+	ctx, cancel := context.WithCancel(t.Context())
+	wait := atStop(ctx, path, writeMemStats)
+	cancel()
+	wait()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte("/memory/classes/total:bytes ")) {
+		t.Errorf("the figures lack the total:\n%s", b)
+	}
+}
