@@ -1,7 +1,7 @@
 package hub
 
 import (
-	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -119,7 +119,7 @@ func (h *Hub) rebuildLocked(dirty map[string]bool) bool {
 		}
 		out := h.buildGroupLocked(g)
 		for i, rt := range out.tools {
-			if old, ok := prev[rt.Name]; ok && routedEqual(old, rt) {
+			if old, ok := prev[rt.Name]; ok && old.Same(rt) {
 				out.tools[i] = old
 			} else {
 				changed = true
@@ -243,9 +243,23 @@ func (h *Hub) plainHoldersLocked(id string, cands []candidate) map[string]string
 	return out
 }
 
-// routedEqual reports whether two routed tools list the same.
-func routedEqual(a, b RoutedTool) bool {
-	return a.Name == b.Name && sameTool(a.Tool, b.Tool) && reflect.DeepEqual(a.Source, b.Source)
+// Same reports whether rt and o list the same: the same name, tool and
+// provenance (an empty Tabs is the same as none). It compares field by
+// field: it runs for every tool of every group rebuilt, and for every
+// listed tool on every change, where reflect.DeepEqual allocated two
+// copies of each tool it was given.
+func (rt RoutedTool) Same(o RoutedTool) bool {
+	return rt.Name == o.Name && sameTool(rt.Tool, o.Tool) && sameProvenance(rt.Source, o.Source)
+}
+
+// sameProvenance reports whether a and b are equal, Tabs compared by
+// content. (A field added to core.Provenance must be added here: the
+// test TestSameProvenanceSeesEveryField fails until it is.)
+func sameProvenance(a, b core.Provenance) bool {
+	return a.Tool == b.Tool && a.Origin == b.Origin && a.URL == b.URL && a.Tab == b.Tab &&
+		a.Frame == b.Frame && a.Backend == b.Backend && slices.Equal(a.Tabs, b.Tabs) &&
+		a.Cached == b.Cached && a.Browser == b.Browser && a.Site == b.Site &&
+		a.Holders == b.Holders && a.Active == b.Active
 }
 
 // siteToolLocked lists a site-level name: its live candidates, else its

@@ -1,6 +1,9 @@
 package hub
 
 import (
+	"maps"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
@@ -35,6 +38,78 @@ func TestSameToolOnce(t *testing.T) {
 				if got[i] != tc.want[i] {
 					t.Fatalf("kept %v, want %v", got, tc.want)
 				}
+			}
+		})
+	}
+}
+
+// TestSameProvenanceSeesEveryField changes each field of a provenance in
+// turn: every change must make it differ, so a field added to
+// core.Provenance and not to sameProvenance fails here.
+func TestSameProvenanceSeesEveryField(t *testing.T) {
+	base := core.Provenance{Tool: "t", Origin: "o", URL: "u", Tab: 1, Frame: "f", Backend: core.BackendPolyfill, Tabs: []int{1, 2}, Browser: "b", Site: "s", Holders: 2}
+	if !sameProvenance(base, base) {
+		t.Fatal("a provenance differs from itself")
+	}
+	if !sameProvenance(core.Provenance{}, core.Provenance{Tabs: []int{}}) {
+		t.Error("no Tabs and an empty Tabs differ (both list no tabs)")
+	}
+	typ := reflect.TypeFor[core.Provenance]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		t.Run(f.Name, func(t *testing.T) {
+			changed := base
+			changed.Tabs = slices.Clone(base.Tabs)
+			v := reflect.ValueOf(&changed).Elem().Field(i)
+			switch v.Kind() {
+			case reflect.String:
+				v.SetString(v.String() + "x")
+			case reflect.Int:
+				v.SetInt(v.Int() + 1)
+			case reflect.Bool:
+				v.SetBool(!v.Bool())
+			case reflect.Slice:
+				v.Set(reflect.Append(v, reflect.ValueOf(9)))
+			default:
+				t.Fatalf("field %s of kind %s: teach this test to change it", f.Name, v.Kind())
+			}
+			if sameProvenance(base, changed) {
+				t.Errorf("a provenance with another %s is the same", f.Name)
+			}
+		})
+	}
+}
+
+func TestRoutedToolSame(t *testing.T) {
+	base := RoutedTool{
+		Name:   "site_echo",
+		Tool:   core.Tool{Name: "echo", Description: "d", InputSchema: []byte(`{"type":"object"}`), Annotations: map[string]any{"readOnlyHint": true}},
+		Source: core.Provenance{Tool: "echo", Origin: "o", Tabs: []int{1, 2}},
+	}
+	with := func(change func(*RoutedTool)) RoutedTool {
+		rt := base
+		rt.Tool.Annotations = maps.Clone(base.Tool.Annotations)
+		rt.Source.Tabs = slices.Clone(base.Source.Tabs)
+		change(&rt)
+		return rt
+	}
+	for _, tc := range []struct {
+		name  string
+		other RoutedTool
+		same  bool
+	}{
+		{"a copy", with(func(*RoutedTool) {}), true},
+		{"no tabs", with(func(rt *RoutedTool) { rt.Source.Tabs = []int{} }), false},
+		{"another name", with(func(rt *RoutedTool) { rt.Name = "site_echo_2" }), false},
+		{"another description", with(func(rt *RoutedTool) { rt.Tool.Description = "e" }), false},
+		{"another schema", with(func(rt *RoutedTool) { rt.Tool.InputSchema = []byte(`{}`) }), false},
+		{"another annotation", with(func(rt *RoutedTool) { rt.Tool.Annotations["readOnlyHint"] = false }), false},
+		{"one more tab", with(func(rt *RoutedTool) { rt.Source.Tabs = append(rt.Source.Tabs, 3) }), false},
+		{"another tab called", with(func(rt *RoutedTool) { rt.Source.Tab = 2 }), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := base.Same(tc.other); got != tc.same {
+				t.Errorf("Same = %v, want %v", got, tc.same)
 			}
 		})
 	}

@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -241,7 +240,7 @@ func (s *Server) sync() {
 	for _, rt := range tools {
 		name := rt.Name
 		old := s.lastListed(name)
-		if old != nil && reflect.DeepEqual(old.rt, rt) {
+		if old != nil && old.rt.Same(rt) {
 			listed = append(listed, old)
 			entries = append(entries, ToolEntry{Name: name, JSON: old.json, Handler: old.handler})
 			continue
