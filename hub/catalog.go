@@ -99,10 +99,14 @@ func (h *Hub) rebuildLocked(dirty map[string]bool) bool {
 	changed := false
 	var released []string
 	for _, id := range ids {
-		prev := map[string]RoutedTool{}
+		// The group's tools as listed before, by name: indexes into
+		// prevTools rather than copies of each tool.
+		var prevTools []RoutedTool
+		prev := map[string]int{}
 		if old := h.groups[id]; old != nil {
-			for _, rt := range old.tools {
-				prev[rt.Name] = rt
+			prevTools = old.tools
+			for i, rt := range old.tools {
+				prev[rt.Name] = i
 				delete(h.routes, rt.Name)
 			}
 			for _, r := range old.resIDs {
@@ -119,8 +123,8 @@ func (h *Hub) rebuildLocked(dirty map[string]bool) bool {
 		}
 		out := h.buildGroupLocked(g)
 		for i, rt := range out.tools {
-			if old, ok := prev[rt.Name]; ok && old.Same(rt) {
-				out.tools[i] = old
+			if j, ok := prev[rt.Name]; ok && prevTools[j].Same(rt) {
+				out.tools[i] = prevTools[j]
 			} else {
 				changed = true
 			}

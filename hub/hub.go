@@ -104,7 +104,7 @@ type Hub struct {
 	docs    map[string]*doc
 	routes  map[string]*route
 	bySite  map[string]*route // live or cached site-level routes by entryID
-	list    []RoutedTool      // sorted by name
+	list    []RoutedTool      // sorted by name; replaced on a change, never written into
 	groups  map[string]*groupOut
 	holders map[string]map[string]bool // entryID -> keys of the docs that have the tool
 	names   *names
@@ -301,6 +301,17 @@ func (h *Hub) Tools() []RoutedTool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.Clone(h.list)
+}
+
+// SharedTools returns the routed tools, sorted by name, without copying
+// them: the slice is the hub's and must not be modified (a change of the
+// catalog replaces it, and never writes into the one handed out). It is
+// for a reader of the whole listing on every change, where Tools would
+// copy a thousand tools each time.
+func (h *Hub) SharedTools() []RoutedTool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.list
 }
 
 // Tool returns the routed tool of that name, without copying the listing.
