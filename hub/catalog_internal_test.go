@@ -114,3 +114,75 @@ func TestRoutedToolSame(t *testing.T) {
 		})
 	}
 }
+
+// TestListingIsTheGroupsTools runs a hub through changes that rebuild some
+// groups and not others, names that move, tabs that close and a document
+// that goes, and checks after each that the listing is sorted, names each
+// tool once, holds exactly the names of the groups, and is what a rebuild
+// of every group from scratch lists.
+func TestListingIsTheGroupsTools(t *testing.T) {
+	const a, b = "http://a.test", "http://b.test"
+	doc := func(key, tab, origin string) core.Source {
+		return core.Source{Key: key, Tab: tab, Frame: "f-" + key, Origin: origin, URL: origin + "/" + key, Backend: core.BackendPolyfill}
+	}
+	tools := func(names ...string) []core.Tool {
+		out := make([]core.Tool, len(names))
+		for i, n := range names {
+			out[i] = core.Tool{Name: n, Description: "does " + n}
+		}
+		return out
+	}
+	h := New(&nopBrowser{}, Options{})
+	steps := []struct {
+		name string
+		do   func()
+		n    int // names listed after it
+	}{
+		{"one document", func() { h.Update(doc("d1", "T1", a), tools("search", "open"), nil) }, 2},
+		{"another site", func() { h.Update(doc("d2", "T2", b), tools("search"), nil) }, 3},
+		{"the same tools in a second tab", func() {
+			h.TabOpened("T3", a+"/d3", "")
+			h.Update(doc("d3", "T3", a), tools("search", "open"), nil)
+		}, 7},
+		{"a tool changes its description", func() {
+			h.Update(doc("d1", "T1", a), []core.Tool{{Name: "search", Description: "finds"}, {Name: "open", Description: "does open"}}, nil)
+		}, 7},
+		{"a tool gone from one tab", func() { h.Update(doc("d3", "T3", a), tools("search"), nil) }, 5},
+		{"a third tab", func() {
+			h.TabOpened("T4", a+"/d4", "")
+			h.Update(doc("d4", "T4", a), tools("search", "close"), nil)
+		}, 7},
+		{"a tab closed", func() { h.TabClosed("T1") }, 5},
+		{"a document dropped", func() { h.DropDoc("d2") }, 4},
+		{"the last tools gone", func() { h.Update(doc("d4", "T4", a), nil, nil) }, 1},
+	}
+	for _, step := range steps {
+		step.do()
+		h.mu.Lock()
+		list := h.list
+		var want []string
+		for _, g := range h.groups {
+			want = append(want, g.names...)
+		}
+		slices.Sort(want)
+		var got []string
+		for _, rt := range list {
+			got = append(got, rt.Name)
+		}
+		if !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != len(got) {
+			t.Errorf("%s: listing %q is not sorted with each name once", step.name, got)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: listing %q, groups' names %q", step.name, got, want)
+		}
+		if len(got) != step.n {
+			t.Errorf("%s: listing %q, want %d names", step.name, got, step.n)
+		}
+		h.rebuildLocked(nil)
+		full := h.list
+		h.mu.Unlock()
+		if !slices.EqualFunc(list, full, RoutedTool.Same) {
+			t.Errorf("%s: listing\n%v\nrebuilt from scratch\n%v", step.name, list, full)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -319,7 +318,7 @@ func (h *Hub) SharedTools() []RoutedTool {
 func (h *Hub) Tool(name string) (RoutedTool, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	i, ok := slices.BinarySearchFunc(h.list, name, func(rt RoutedTool, n string) int { return strings.Compare(rt.Name, n) })
+	i, ok := h.listIndexLocked(name)
 	if !ok {
 		return RoutedTool{}, false
 	}
