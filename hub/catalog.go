@@ -59,6 +59,9 @@ func (h *Hub) groupLocked(id string) *group {
 // over a TabServerTransport as well): that is one tool, listed once under
 // one name and called the direct way.
 func sameToolOnce(cands []candidate) []candidate {
+	if !slices.ContainsFunc(cands, func(c candidate) bool { return c.doc.Backend == core.BackendMCPB }) {
+		return cands // nothing to drop (and no map made for every rebuild)
+	}
 	webmcp := map[string]bool{}
 	for _, c := range cands {
 		if c.doc.Backend != core.BackendMCPB {

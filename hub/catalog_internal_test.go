@@ -22,6 +22,7 @@ func TestSameToolOnce(t *testing.T) {
 	}{
 		{"both faces of one frame", []candidate{mk("d", "T1", "F1", core.BackendPolyfill), mk("d#mcpb:1", "T1", "F1", core.BackendMCPB)}, []string{"d"}},
 		{"native and a page server", []candidate{mk("n", "T1", "F1", core.BackendNative), mk("n#mcpb:1", "T1", "F1", core.BackendMCPB)}, []string{"n"}},
+		{"no page server", []candidate{mk("d", "T1", "F1", core.BackendPolyfill), mk("e", "T2", "F1", core.BackendNative)}, []string{"d", "e"}},
 		{"a page server alone", []candidate{mk("d#mcpb:1", "T1", "F1", core.BackendMCPB)}, []string{"d#mcpb:1"}},
 		{"another frame's page server", []candidate{mk("d", "T1", "F1", core.BackendPolyfill), mk("e#mcpb:1", "T1", "F2", core.BackendMCPB)}, []string{"d", "e#mcpb:1"}},
 		{"another tab's page server", []candidate{mk("d", "T1", "F1", core.BackendPolyfill), mk("e#mcpb:1", "T2", "F1", core.BackendMCPB)}, []string{"d", "e#mcpb:1"}},
