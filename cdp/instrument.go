@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 
 	cdpt "github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/cdproto/webmcp"
@@ -121,14 +123,17 @@ type Browser struct {
 	conn *Conn
 	// sink is the ordered queue in front of the Sink given to Start: its
 	// methods only enqueue, so they are called with b.mu held.
-	sink    *sinkQueue
-	opts    Options
-	logger  *slog.Logger
-	script  string
-	nonce   string
-	binding string
-	callSeq atomic.Int64
-	fatal   chan error
+	sink   *sinkQueue
+	opts   Options
+	logger *slog.Logger
+	// scriptParams are the Page.addScriptToEvaluateOnNewDocument params
+	// of the page script, rendered once: every target gets the same 120 KB
+	// script, which would otherwise be encoded anew for each.
+	scriptParams jsonv2.Value
+	nonce        string
+	binding      string
+	callSeq      atomic.Int64
+	fatal        chan error
 	// life ends when the browser stops being followed (Start's context);
 	// background reads of pages run on it.
 	life context.Context
@@ -252,7 +257,10 @@ func NewBrowser(conn *Conn, opts Options) (*Browser, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.script = script
+	b.scriptParams, err = jsonv2.Marshal(&page.AddScriptToEvaluateOnNewDocumentParams{Source: script, RunImmediately: ptr(true)})
+	if err != nil {
+		return nil, fmt.Errorf("encoding the page script: %w", err)
+	}
 	return b, nil
 }
 

@@ -3,6 +3,9 @@ package cdp
 import (
 	"strings"
 	"testing"
+
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/page"
 )
 
 // TestMarks: a Browser writes the Marks it is given into the page script
@@ -46,7 +49,15 @@ func TestMarks(t *testing.T) {
 			if b.nonce != want.Nonce || b.binding != want.Binding {
 				t.Errorf("browser has nonce %q binding %q, want %+v", b.nonce, b.binding, want)
 			}
-			if !strings.Contains(b.script, "'"+want.Nonce+"'") || !strings.Contains(b.script, "'"+want.Binding+"'") {
+			// The script goes to every target as params rendered once.
+			var params page.AddScriptToEvaluateOnNewDocumentParams
+			if err := jsonv2.Unmarshal(b.scriptParams, &params); err != nil {
+				t.Fatalf("the rendered params of the page script: %v", err)
+			}
+			if params.RunImmediately == nil || !*params.RunImmediately {
+				t.Errorf("the page script is not set to run in the current document too")
+			}
+			if !strings.Contains(params.Source, "'"+want.Nonce+"'") || !strings.Contains(params.Source, "'"+want.Binding+"'") {
 				t.Errorf("the page script does not carry the marks %+v", want)
 			}
 		})

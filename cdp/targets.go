@@ -142,7 +142,7 @@ func (b *Browser) setup(t *targetState, existing bool) {
 		{runtime.CommandEnable, nil},
 		{runtime.CommandAddBinding, &runtime.AddBindingParams{Name: b.binding}},
 		{page.CommandEnable, nil},
-		{page.CommandAddScriptToEvaluateOnNewDocument, &page.AddScriptToEvaluateOnNewDocumentParams{Source: b.script, RunImmediately: ptr(true)}},
+		{page.CommandAddScriptToEvaluateOnNewDocument, b.scriptParams},
 	}
 	frames := &target.SetAutoAttachParams{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: ptr(true)}
 	frames.Filter = append(frames.Filter, struct {

@@ -1,7 +1,7 @@
 package hub
 
 import (
-	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,8 +24,10 @@ type group struct {
 
 // groupOut is what one group contributes to the catalog.
 type groupOut struct {
-	tools  []RoutedTool // the site-level name first, then tab-level names
-	resIDs []string     // the reservations of the names
+	// names are the group's routed names, the site-level name first, then
+	// tab-level names. Their tools are in Hub.list, not copied here.
+	names  []string
+	resIDs []string // the reservations of the names
 	site   *route
 }
 
@@ -57,6 +59,9 @@ func (h *Hub) groupLocked(id string) *group {
 // over a TabServerTransport as well): that is one tool, listed once under
 // one name and called the direct way.
 func sameToolOnce(cands []candidate) []candidate {
+	if !slices.ContainsFunc(cands, func(c candidate) bool { return c.doc.Backend == core.BackendMCPB }) {
+		return cands // nothing to drop (and no map made for every rebuild)
+	}
 	webmcp := map[string]bool{}
 	for _, c := range cands {
 		if c.doc.Backend != core.BackendMCPB {
@@ -98,12 +103,16 @@ func (h *Hub) rebuildLocked(dirty map[string]bool) bool {
 	sort.Strings(ids)
 	changed := false
 	var released []string
+	var rebuilt [][]RoutedTool // the tools of each group rebuilt
 	for _, id := range ids {
-		prev := map[string]RoutedTool{}
+		// The group's tools as listed before: indexes into h.list by name.
+		prev := map[string]int{}
 		if old := h.groups[id]; old != nil {
-			for _, rt := range old.tools {
-				prev[rt.Name] = rt
-				delete(h.routes, rt.Name)
+			for _, name := range old.names {
+				if i, ok := h.listIndexLocked(name); ok {
+					prev[name] = i
+				}
+				delete(h.routes, name)
 			}
 			for _, r := range old.resIDs {
 				h.names.release(r)
@@ -117,28 +126,41 @@ func (h *Hub) rebuildLocked(dirty map[string]bool) bool {
 			changed = changed || len(prev) > 0
 			continue
 		}
-		out := h.buildGroupLocked(g)
-		for i, rt := range out.tools {
-			if old, ok := prev[rt.Name]; ok && routedEqual(old, rt) {
-				out.tools[i] = old
+		out, tools := h.buildGroupLocked(g)
+		for i, rt := range tools {
+			if j, ok := prev[rt.Name]; ok && h.list[j].Same(rt) {
+				tools[i] = h.list[j]
 			} else {
 				changed = true
 			}
 			delete(prev, rt.Name)
 		}
 		changed = changed || len(prev) > 0
+		rebuilt = append(rebuilt, tools)
 		h.groups[id] = out
 		h.bySite[id] = out.site
 	}
 	h.names.gc(released, h.tabOpenLocked)
 	if changed {
+		// The groups not rebuilt keep their tools, found in the listing by
+		// name; the rebuilt ones list theirs anew.
 		n := 0
 		for _, out := range h.groups {
-			n += len(out.tools)
+			n += len(out.names)
 		}
 		list := make([]RoutedTool, 0, n)
-		for _, out := range h.groups {
-			list = append(list, out.tools...)
+		for id, out := range h.groups {
+			if dirty[id] {
+				continue
+			}
+			for _, name := range out.names {
+				if i, ok := h.listIndexLocked(name); ok {
+					list = append(list, h.list[i])
+				}
+			}
+		}
+		for _, tools := range rebuilt {
+			list = append(list, tools...)
 		}
 		sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 		h.list = list
@@ -146,15 +168,22 @@ func (h *Hub) rebuildLocked(dirty map[string]bool) bool {
 	return changed
 }
 
-// buildGroupLocked names and lists a group, and adds its routes.
-func (h *Hub) buildGroupLocked(g *group) *groupOut {
+// listIndexLocked finds the routed tool of that name in h.list.
+func (h *Hub) listIndexLocked(name string) (int, bool) {
+	return slices.BinarySearchFunc(h.list, name, func(rt RoutedTool, n string) int { return strings.Compare(rt.Name, n) })
+}
+
+// buildGroupLocked names and lists a group, and adds its routes. It
+// returns the group and its tools, in the order of its names.
+func (h *Hub) buildGroupLocked(g *group) (*groupOut, []RoutedTool) {
 	// The site-level name, then one per document when there are two or
 	// more: sized once, since the group is kept until it changes.
 	n := 1
 	if len(g.cands) > 1 {
 		n += len(g.cands)
 	}
-	out := &groupOut{tools: make([]RoutedTool, 0, n), resIDs: make([]string, 0, n)}
+	out := &groupOut{names: make([]string, 0, n), resIDs: make([]string, 0, n)}
+	tools := make([]RoutedTool, 0, n)
 	site := SiteOf(g.origin)
 	tabIDs := make([]string, 0, len(g.cands))
 	for _, c := range g.cands {
@@ -173,9 +202,10 @@ func (h *Hub) buildGroupLocked(g *group) *groupOut {
 	out.site = &route{cands: g.cands, entry: g.entry, site: true}
 	h.routes[name] = out.site
 	out.resIDs = append(out.resIDs, resID)
-	out.tools = append(out.tools, h.siteToolLocked(name, site, g))
+	out.names = append(out.names, name)
+	tools = append(tools, h.siteToolLocked(name, site, g))
 	if len(g.cands) < 2 {
-		return out
+		return out, tools
 	}
 	plainOf := h.plainHoldersLocked(g.id, g.cands)
 	browsers := spansBrowsers(g.cands)
@@ -192,9 +222,10 @@ func (h *Hub) buildGroupLocked(g *group) *groupOut {
 		tname := h.names.alloc(tid, naturalName(site, seg, g.tool), "", []string{c.tab.id}, false)
 		h.routes[tname] = &route{cands: []candidate{c}}
 		out.resIDs = append(out.resIDs, tid)
-		out.tools = append(out.tools, h.liveToolLocked(tname, site, []candidate{c}))
+		out.names = append(out.names, tname)
+		tools = append(tools, h.liveToolLocked(tname, site, []candidate{c}))
 	}
-	return out
+	return out, tools
 }
 
 // spansBrowsers reports whether cands are in more than one browser (one
@@ -243,9 +274,23 @@ func (h *Hub) plainHoldersLocked(id string, cands []candidate) map[string]string
 	return out
 }
 
-// routedEqual reports whether two routed tools list the same.
-func routedEqual(a, b RoutedTool) bool {
-	return a.Name == b.Name && sameTool(a.Tool, b.Tool) && reflect.DeepEqual(a.Source, b.Source)
+// Same reports whether rt and o list the same: the same name, tool and
+// provenance (an empty Tabs is the same as none). It compares field by
+// field: it runs for every tool of every group rebuilt, and for every
+// listed tool on every change, where reflect.DeepEqual allocated two
+// copies of each tool it was given.
+func (rt RoutedTool) Same(o RoutedTool) bool {
+	return rt.Name == o.Name && sameTool(rt.Tool, o.Tool) && sameProvenance(rt.Source, o.Source)
+}
+
+// sameProvenance reports whether a and b are equal, Tabs compared by
+// content. (A field added to core.Provenance must be added here: the
+// test TestSameProvenanceSeesEveryField fails until it is.)
+func sameProvenance(a, b core.Provenance) bool {
+	return a.Tool == b.Tool && a.Origin == b.Origin && a.URL == b.URL && a.Tab == b.Tab &&
+		a.Frame == b.Frame && a.Backend == b.Backend && slices.Equal(a.Tabs, b.Tabs) &&
+		a.Cached == b.Cached && a.Browser == b.Browser && a.Site == b.Site &&
+		a.Holders == b.Holders && a.Active == b.Active
 }
 
 // siteToolLocked lists a site-level name: its live candidates, else its

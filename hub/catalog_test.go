@@ -364,3 +364,35 @@ func TestToolByName(t *testing.T) {
 		t.Error("Tool found a name that is not listed")
 	}
 }
+
+// TestSharedToolsIsNeverWrittenInto: the listing SharedTools hands out
+// stays as it was through every kind of change (a tool added, a second
+// tab with the same tools, one gone), since the hub replaces its listing
+// rather than writing into it.
+func TestSharedToolsIsNeverWrittenInto(t *testing.T) {
+	h := hub.New(&fakeBrowser{}, hub.Options{})
+	h.Update(mkDoc("a", "T1", origin), mkTools("search", "open"), nil)
+	for _, change := range []struct {
+		name string
+		do   func()
+	}{
+		{"a tool added", func() { h.Update(mkDoc("a", "T1", origin), mkTools("search", "open", "close"), nil) }},
+		{"a second tab with the same tools", func() { h.Update(mkDoc("b", "T2", origin), mkTools("search", "open", "close"), nil) }},
+		{"a tool gone", func() { h.Update(mkDoc("a", "T1", origin), mkTools("search"), nil) }},
+	} {
+		t.Run(change.name, func(t *testing.T) {
+			shared := h.SharedTools()
+			want := h.Tools()
+			if !reflect.DeepEqual(shared, want) {
+				t.Fatalf("SharedTools %v, Tools %v: not the same listing", shared, want)
+			}
+			change.do()
+			if !reflect.DeepEqual(shared, want) {
+				t.Errorf("the listing handed out changed under its reader:\nnow  %v\nwas  %v", shared, want)
+			}
+			if reflect.DeepEqual(h.Tools(), want) {
+				t.Errorf("the change left the listing as it was: %v", want)
+			}
+		})
+	}
+}

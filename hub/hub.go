@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,7 +103,7 @@ type Hub struct {
 	docs    map[string]*doc
 	routes  map[string]*route
 	bySite  map[string]*route // live or cached site-level routes by entryID
-	list    []RoutedTool      // sorted by name
+	list    []RoutedTool      // sorted by name; replaced on a change, never written into
 	groups  map[string]*groupOut
 	holders map[string]map[string]bool // entryID -> keys of the docs that have the tool
 	names   *names
@@ -303,12 +302,23 @@ func (h *Hub) Tools() []RoutedTool {
 	return slices.Clone(h.list)
 }
 
+// SharedTools returns the routed tools, sorted by name, without copying
+// them: the slice is the hub's and must not be modified (a change of the
+// catalog replaces it, and never writes into the one handed out). It is
+// for a reader of the whole listing on every change, where Tools would
+// copy a thousand tools each time.
+func (h *Hub) SharedTools() []RoutedTool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.list
+}
+
 // Tool returns the routed tool of that name, without copying the listing.
 // Its maps are shared and must not be modified.
 func (h *Hub) Tool(name string) (RoutedTool, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	i, ok := slices.BinarySearchFunc(h.list, name, func(rt RoutedTool, n string) int { return strings.Compare(rt.Name, n) })
+	i, ok := h.listIndexLocked(name)
 	if !ok {
 		return RoutedTool{}, false
 	}

@@ -240,9 +240,11 @@ func (h *Hub) Tabs() []TabInfo {
 
 // Tab returns the tab numbered n.
 func (h *Hub) Tab(n int) (TabInfo, bool) {
-	for _, ti := range h.Tabs() {
-		if ti.N == n {
-			return ti, true
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, t := range h.tabs {
+		if t.n == n {
+			return h.tabInfoLocked(t), true
 		}
 	}
 	return TabInfo{}, false
@@ -250,12 +252,31 @@ func (h *Hub) Tab(n int) (TabInfo, bool) {
 
 // TabOf returns the tab with the browser id id.
 func (h *Hub) TabOf(id string) (TabInfo, bool) {
-	for _, ti := range h.Tabs() {
-		if ti.ID == id {
-			return ti, true
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, ok := h.tabs[id]
+	if !ok {
+		return TabInfo{}, false
+	}
+	return h.tabInfoLocked(t), true
+}
+
+// tabInfoLocked describes one tab as Tabs does, without working out the
+// names of every other tab (webmcp_open_tab's wait asks on each change).
+func (h *Hub) tabInfoLocked(t *tab) TabInfo {
+	ti := TabInfo{N: t.n, ID: t.id, URL: t.url, Title: t.title, Browser: t.browser, Active: t.id == h.active, Tools: []string{}}
+	for _, rt := range h.list {
+		for _, c := range h.routes[rt.Name].cands {
+			if c.tab.id == t.id {
+				ti.Tools = append(ti.Tools, rt.Name)
+				break
+			}
 		}
 	}
-	return TabInfo{}, false
+	if len(ti.Tools) == 0 && t.loadedBefore {
+		ti.Note = NoteReload
+	}
+	return ti
 }
 
 // TabOrder returns the numbers of the open tabs, the active tab first, then

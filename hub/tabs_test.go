@@ -80,6 +80,13 @@ func TestTabs(t *testing.T) {
 		}
 	}
 
+	// A tab without tools that loaded before we attached has the note,
+	// read alone as in the list.
+	h.TabLoadedBefore("E", true)
+	if ti, _ := h.TabOf("E"); ti.Note != hub.NoteReload || !reflect.DeepEqual(ti, h.Tabs()[2]) {
+		t.Errorf("TabOf(E) after TabLoadedBefore = %+v, want the note and %+v", ti, h.Tabs()[2])
+	}
+
 	// TabOpened updates the URL and title of a known tab without renumbering it.
 	h.TabOpened("B", origin+"/moved", "Moved")
 	if ti, _ := h.TabOf("B"); ti.N != 2 || ti.URL != origin+"/moved" || ti.Title != "Moved" {

@@ -25,7 +25,8 @@ func newBench() *cobra.Command {
 			"in one loop, alternating which goes first, and prints p50/p95/p99 of both and their ratios. It\n" +
 			"also prints calls/s of 8 concurrent callers over stdio next to 8 raw CDP callers (alternating\n" +
 			"rounds), navigation to the client having the new tools, and the RSS of the webmcp-cdp process\n" +
-			"with 1, 10 and 100 tabs.",
+			"with 1, 10 and 100 tabs (anonymous and file pages), then the Go runtime's figures of that\n" +
+			"process: heap, goal, stacks, goroutines, collections.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if forwardPage != "" {

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -54,8 +55,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	// `webmcp-cdp bench --memprofile` sets this on the server it measures.
 	writeMemProfile := startMemProfile(ctx, os.Getenv(bench.MemProfileEnv))
+	// And `webmcp-cdp bench` sets this on the server of its memory rows.
+	writeMemStats := atStop(ctx, os.Getenv(bench.MemStatsEnv), writeMemStats)
 	err = newRoot().ExecuteContext(ctx)
 	writeMemProfile()
+	writeMemStats()
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		// A signal while starting: stopping is what was asked for, as it is
 		// once serving (the cleanup has run by now).
@@ -104,44 +108,73 @@ func startCPUProfile(path string) (func(), error) {
 // last garbage collection, the state the process was serving in, sampled
 // every 4 KiB allocated. The returned func waits for that write, or writes
 // the profile at once when the process ends without a signal.
+//
+// Without a path the heap is not sampled at all: the sampler keeps a table
+// of the stacks it saw (/memory/classes/profiling/buckets, 1.4 MB with the
+// default rate) that nothing here reads.
 func startMemProfile(ctx context.Context, path string) func() {
 	if path == "" {
+		runtime.MemProfileRate = 0
 		return func() {}
 	}
 	// A finer sample than the default 512 KiB: the heap is a few MB.
 	runtime.MemProfileRate = 4 << 10
+	return atStop(ctx, path, writeHeapProfile)
+}
+
+// atStop, when path is not empty, calls write(path) once as soon as ctx
+// ends (a signal asks the process to stop), before the browser and the
+// sessions are torn down. The returned func waits for that write, or makes
+// it at once when the process ends without a signal. An error goes to
+// stderr.
+func atStop(ctx context.Context, path string, write func(path string) error) func() {
+	if path == "" {
+		return func() {}
+	}
 	done := make(chan struct{})
 	var once sync.Once
-	write := func() {
+	do := func() {
 		once.Do(func() {
 			defer close(done)
-			if err := writeHeapProfile(path); err != nil {
-				fmt.Fprintf(os.Stderr, "webmcp-cdp: %s: %v\n", bench.MemProfileEnv, err)
+			if err := write(path); err != nil {
+				fmt.Fprintf(os.Stderr, "webmcp-cdp: %v\n", err)
 			}
 		})
 	}
 	go func() {
 		<-ctx.Done()
-		write()
+		do()
 	}()
 	return func() {
-		write()
+		do()
 		<-done
 	}
 }
 
+// writeMemStats writes the Go runtime's memory figures to path
+// (bench.WriteMemStats).
+func writeMemStats(path string) error {
+	return writeTo(path, bench.MemStatsEnv, "the memory figures", bench.WriteMemStats)
+}
+
 // writeHeapProfile writes the heap profile to path.
 func writeHeapProfile(path string) error {
+	return writeTo(path, bench.MemProfileEnv, "the heap profile", pprof.WriteHeapProfile)
+}
+
+// writeTo creates the file at path and writes what into it with write;
+// an error names the environment variable env that asked for it.
+func writeTo(path, env, what string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("creating the heap profile: %w", err)
+		return fmt.Errorf("%s: creating %s: %w", env, what, err)
 	}
-	if err := pprof.WriteHeapProfile(f); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
-		return fmt.Errorf("writing the heap profile %s: %w", path, err)
+		return fmt.Errorf("%s: writing %s %s: %w", env, what, path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing the heap profile %s: %w", path, err)
+		return fmt.Errorf("%s: writing %s %s: %w", env, what, path, err)
 	}
 	return nil
 }

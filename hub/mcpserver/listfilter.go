@@ -153,9 +153,10 @@ func filterListed(tools []hub.RoutedTool, order []int, p ListPolicy, own int) []
 }
 
 // listedTools is the catalog as tools/list holds it under the list policy;
-// it records how many page tools it left out, for webmcp_list_tools.
+// it records how many page tools it left out, for webmcp_list_tools. The
+// slice may be the hub's own (hub.SharedTools): read it only.
 func (s *Server) listedTools() []hub.RoutedTool {
-	all := s.hub.Tools()
+	all := s.hub.SharedTools() // read only: filterListed copies what it changes
 	p := s.opts.List
 	var order []int
 	if p.Mode == ListActive || p.Max > 0 {

@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -68,7 +67,11 @@ type Server struct {
 	opts   Options
 	logger *slog.Logger
 	tools  *ToolSet
-	listed []*pageTool // what the last sync listed, sorted by routed name
+	// listedFrom is the catalog the last sync listed, sorted by routed
+	// name: the hub's own slice (hub.SharedTools) or a filtered copy, read
+	// only. listed[i] is listedFrom[i] as listed, nil when it was not.
+	listedFrom []hub.RoutedTool
+	listed     []*pageTool
 	// flush asks follow for a sync now; it closes the channel sent when
 	// the sync is done (Synced).
 	flush chan chan struct{}
@@ -227,9 +230,9 @@ func (s *Server) Synced(ctx context.Context) error {
 	}
 }
 
-// pageTool is a routed tool as the last sync listed it.
+// pageTool is a routed tool as the last sync listed it. (The routed tool
+// itself is in Server.listedFrom, not copied here.)
 type pageTool struct {
-	rt      hub.RoutedTool
 	json    json.RawMessage
 	handler mcp.ToolHandler
 }
@@ -239,12 +242,12 @@ type pageTool struct {
 func (s *Server) sync() {
 	tools := s.listedTools() // sorted by name
 	entries := make([]ToolEntry, 0, len(tools))
-	listed := make([]*pageTool, 0, len(tools))
-	for _, rt := range tools {
+	listed := make([]*pageTool, len(tools))
+	for i, rt := range tools {
 		name := rt.Name
-		old := s.lastListed(name)
-		if old != nil && reflect.DeepEqual(old.rt, rt) {
-			listed = append(listed, old)
+		oldRT, old := s.lastListed(name)
+		if old != nil && oldRT.Same(rt) {
+			listed[i] = old
 			entries = append(entries, ToolEntry{Name: name, JSON: old.json, Handler: old.handler})
 			continue
 		}
@@ -263,28 +266,29 @@ func (s *Server) sync() {
 			s.logger.Error("not listing a page tool", "name", name, "err", err)
 			continue
 		}
-		pt := &pageTool{rt: rt, json: raw, handler: s.callHandler(name)}
+		pt := &pageTool{json: raw, handler: s.callHandler(name)}
 		if old != nil {
 			pt.handler = old.handler
 		}
-		listed = append(listed, pt)
+		listed[i] = pt
 		entries = append(entries, ToolEntry{Name: name, JSON: raw, Handler: pt.handler})
 	}
-	s.listed = listed
+	s.listedFrom, s.listed = tools, listed
 	if s.tools.Set(entries) {
 		s.logger.Debug("tool list synced", "tools", len(entries))
 	}
 }
 
-// lastListed returns the tool of that name as the last sync listed it, or
-// nil. (A slice searched by name rather than a map: one sync after another
-// keeps no map of a thousand tools alive, nor builds one.)
-func (s *Server) lastListed(name string) *pageTool {
-	i, ok := slices.BinarySearchFunc(s.listed, name, func(pt *pageTool, n string) int { return strings.Compare(pt.rt.Name, n) })
+// lastListed returns the tool of that name as the last sync listed it:
+// the routed tool, and how it was listed (nil when it was not). (A slice
+// searched by name rather than a map: one sync after another keeps no map
+// of a thousand tools alive, nor builds one.)
+func (s *Server) lastListed(name string) (hub.RoutedTool, *pageTool) {
+	i, ok := slices.BinarySearchFunc(s.listedFrom, name, func(rt hub.RoutedTool, n string) int { return strings.Compare(rt.Name, n) })
 	if !ok {
-		return nil
+		return hub.RoutedTool{}, nil
 	}
-	return s.listed[i]
+	return s.listedFrom[i], s.listed[i]
 }
 
 // callHandler is the handler of a page tool. A call that cannot need the

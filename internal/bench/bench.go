@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -306,7 +307,13 @@ func sdkForwarderRows(ctx context.Context, opts Options, page string, raw func(c
 // httpRows adds the rows measured over streamable HTTP: latency and memory.
 // env is added to the server's environment.
 func httpRows(ctx context.Context, opts Options, env []string, page string, raw func(context.Context) error, add func(what, value string)) error {
-	h, err := startHTTP(ctx, opts.Binary, page, env)
+	dir, err := os.MkdirTemp("", "webmcp-cdp-bench-")
+	if err != nil {
+		return fmt.Errorf("making a directory for the server's memory figures: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	stats := filepath.Join(dir, "memstats")
+	h, err := startHTTP(ctx, opts.Binary, page, append(env, MemStatsEnv+"="+stats))
 	if err != nil {
 		return err
 	}
@@ -318,7 +325,24 @@ func httpRows(ctx context.Context, opts Options, env []string, page string, raw 
 	if err := pairedRows(ctx, "streamable HTTP", opts.Calls, caller(h.cs, echo), raw, add); err != nil {
 		return err
 	}
-	return memory(ctx, h, page, opts.Tabs, add)
+	if err := memory(ctx, h, page, opts.Tabs, add); err != nil {
+		return err
+	}
+	// The same moment seen from the kernel and from the Go runtime: the
+	// resident set just before the server is asked to stop, and the
+	// runtime's figures it writes when it is.
+	rss, anon, err := residentOf(h.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	h.close()
+	m, err := readMemStats(stats)
+	if err != nil {
+		return err
+	}
+	add(fmt.Sprintf("webmcp-cdp process with %d tab(s), after the lists", slices.Max(opts.Tabs)),
+		fmt.Sprintf("RSS %.1f MB (anonymous %.1f, files %.1f); %s", float64(rss)/(1<<20), float64(anon)/(1<<20), float64(rss-anon)/(1<<20), m.summary()))
+	return nil
 }
 
 // pairedRows adds the three rows of one transport: raw CDP and tools/call

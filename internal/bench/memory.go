@@ -42,7 +42,7 @@ func memory(ctx context.Context, s *server, page string, tabs []int, add func(wh
 			return err
 		}
 		first := time.Since(t0)
-		rss, err := rssOf(s.cmd.Process.Pid)
+		rss, anon, err := residentOf(s.cmd.Process.Pid)
 		if err != nil {
 			return err
 		}
@@ -61,8 +61,8 @@ func memory(ctx context.Context, s *server, page string, tabs []int, add func(wh
 			rawT = append(rawT, time.Since(t))
 		}
 		add(fmt.Sprintf("webmcp-cdp process with %d tab(s) of 10 tools", n),
-			fmt.Sprintf("RSS %.1f MB; full tools/list %s ms (go-sdk client, first list; median of %d: %s ms); server's answer read raw %s ms (median of %d, %d KB, not decoded)",
-				float64(rss)/(1<<20), ms(first), listRounds, ms(sdk.Percentile(50)), ms(rawT.Percentile(50)), listRounds, size>>10))
+			fmt.Sprintf("RSS %.1f MB (anonymous %.1f, files %.1f); full tools/list %s ms (go-sdk client, first list; median of %d: %s ms); server's answer read raw %s ms (median of %d, %d KB, not decoded)",
+				float64(rss)/(1<<20), float64(anon)/(1<<20), float64(rss-anon)/(1<<20), ms(first), listRounds, ms(sdk.Percentile(50)), ms(rawT.Percentile(50)), listRounds, size>>10))
 	}
 	return nil
 }

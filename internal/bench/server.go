@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,18 +21,22 @@ type server struct {
 	changes chan struct{}
 	// endpoint is the streamable HTTP endpoint ("" over stdio).
 	endpoint string
+	closing  sync.Once
 }
 
 // close ends the session and waits for the process (killing it after 5s).
 // Over stdio the process exits on its own once its client is gone, which
 // lets it write its CPU profile; over HTTP it is asked to stop with an
 // interrupt, which lets it write its heap profile.
+// Closing again does nothing.
 func (s *server) close() {
-	s.cs.Close()
-	if s.endpoint != "" {
-		s.cmd.Process.Signal(os.Interrupt)
-	}
-	waitOrKill(s.cmd)
+	s.closing.Do(func() {
+		s.cs.Close()
+		if s.endpoint != "" {
+			s.cmd.Process.Signal(os.Interrupt)
+		}
+		waitOrKill(s.cmd)
+	})
 }
 
 // waitOrKill waits for cmd to exit, killing it after 5s.
