@@ -16,7 +16,7 @@ func newBench() *cobra.Command {
 	var markdown bool
 	var cpuprofile, memprofile string
 	var rows []string
-	var forwardPage string
+	var forwardPage, forwardHTTPPage, forwardHTTPAddr string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure webmcp-cdp on this machine and print one table (Chromium required)",
@@ -31,6 +31,10 @@ func newBench() *cobra.Command {
 			if forwardPage != "" {
 				// The floor the bench measures a server against (bench.Forward).
 				return bench.Forward(cmd.Context(), forwardPage, os.Stdin, os.Stdout)
+			}
+			if forwardHTTPPage != "" {
+				// The same floor behind a streamable HTTP client (bench.ForwardHTTP).
+				return bench.ForwardHTTP(cmd.Context(), forwardHTTPPage, forwardHTTPAddr)
 			}
 			self, err := os.Executable()
 			if err != nil {
@@ -55,6 +59,10 @@ func newBench() *cobra.Command {
 	cmd.Flags().StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the webmcp-cdp server measured over stdio to `FILE` (read it with go tool pprof)")
 	cmd.Flags().StringVar(&forwardPage, "forward-page", "", "run as the minimal forwarder the bench measures servers against, on `URL` (stdin and stdout)")
 	cmd.Flags().MarkHidden("forward-page")
+	cmd.Flags().StringVar(&forwardHTTPPage, "forward-http-page", "", "run as the minimal streamable HTTP forwarder the bench measures servers against, on `URL`")
+	cmd.Flags().MarkHidden("forward-http-page")
+	cmd.Flags().StringVar(&forwardHTTPAddr, "forward-http-addr", "", "the `HOST:PORT` the streamable HTTP forwarder listens on")
+	cmd.Flags().MarkHidden("forward-http-addr")
 	cmd.Flags().StringSliceVar(&rows, "rows", nil, "measure only these groups of rows: "+strings.Join(bench.RowGroups, ", ")+" (all when empty)")
 	return cmd
 }

@@ -275,7 +275,8 @@ func leanRows(ctx context.Context, opts Options, page, echo string, raw func(con
 	return nil
 }
 
-// httpRows adds the rows measured over streamable HTTP: latency and memory.
+// httpRows adds the rows measured over streamable HTTP: latency, the
+// latency of the minimal HTTP forwarder (the floor), and memory.
 // env is added to the server's environment.
 func httpRows(ctx context.Context, opts Options, env []string, page string, raw func(context.Context) error, add func(what, value string)) error {
 	h, err := startHTTP(ctx, opts.Binary, page, env)
@@ -290,7 +291,25 @@ func httpRows(ctx context.Context, opts Options, env []string, page string, raw 
 	if err := pairedRows(ctx, "streamable HTTP", opts.Calls, caller(h.cs, echo), raw, add); err != nil {
 		return err
 	}
+	if err := forwardHTTPRows(ctx, opts, page, raw, add); err != nil {
+		return err
+	}
 	return memory(ctx, h, page, opts.Tabs, add)
+}
+
+// forwardHTTPRows adds the latency rows of the go-sdk client over
+// streamable HTTP to the minimal HTTP forwarder (ForwardHTTP), interleaved
+// with raw CDP: the floor of any process behind that client.
+func forwardHTTPRows(ctx context.Context, opts Options, page string, raw func(context.Context) error, add func(what, value string)) error {
+	const what = "streamable HTTP, minimal forwarder"
+	fw, err := startHTTPProcess(ctx, opts.Binary, nil, func(addr string) []string {
+		return []string{"bench", forwardHTTPFlag, page, forwardHTTPAddrFlag, addr}
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer fw.close()
+	return pairedRows(ctx, what, opts.Calls, caller(fw.cs, "echo_0"), raw, add)
 }
 
 // pairedRows adds the three rows of one transport: raw CDP and tools/call
