@@ -17,6 +17,7 @@ func newBench() *cobra.Command {
 	var cpuprofile, memprofile string
 	var rows []string
 	var forwardPage, forwardHTTPPage, forwardHTTPAddr string
+	var forwardHTTPSSE bool
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure webmcp-cdp on this machine and print one table (Chromium required)",
@@ -34,7 +35,7 @@ func newBench() *cobra.Command {
 			}
 			if forwardHTTPPage != "" {
 				// The same floor behind a streamable HTTP client (bench.ForwardHTTP).
-				return bench.ForwardHTTP(cmd.Context(), forwardHTTPPage, forwardHTTPAddr)
+				return bench.ForwardHTTP(cmd.Context(), forwardHTTPPage, forwardHTTPAddr, forwardHTTPSSE)
 			}
 			self, err := os.Executable()
 			if err != nil {
@@ -63,6 +64,8 @@ func newBench() *cobra.Command {
 	cmd.Flags().MarkHidden("forward-http-page")
 	cmd.Flags().StringVar(&forwardHTTPAddr, "forward-http-addr", "", "the `HOST:PORT` the streamable HTTP forwarder listens on")
 	cmd.Flags().MarkHidden("forward-http-addr")
+	cmd.Flags().BoolVar(&forwardHTTPSSE, "forward-http-sse", false, "the streamable HTTP forwarder answers tools/call with an event stream")
+	cmd.Flags().MarkHidden("forward-http-sse")
 	cmd.Flags().StringSliceVar(&rows, "rows", nil, "measure only these groups of rows: "+strings.Join(bench.RowGroups, ", ")+" (all when empty)")
 	return cmd
 }

@@ -299,12 +299,31 @@ func httpRows(ctx context.Context, opts Options, env []string, page string, raw 
 
 // forwardHTTPRows adds the latency rows of the go-sdk client over
 // streamable HTTP to the minimal HTTP forwarder (ForwardHTTP), interleaved
-// with raw CDP: the floor of any process behind that client.
+// with raw CDP: the floor of any process behind that client, with its
+// tools/call answered as application/json and, as webmcp-cdp answers it,
+// as an event stream.
 func forwardHTTPRows(ctx context.Context, opts Options, page string, raw func(context.Context) error, add func(what, value string)) error {
-	const what = "streamable HTTP, minimal forwarder"
-	fw, err := startHTTPProcess(ctx, opts.Binary, nil, func(addr string) []string {
-		return []string{"bench", forwardHTTPFlag, page, forwardHTTPAddrFlag, addr}
-	})
+	for _, side := range []struct {
+		what  string // the transport, in the rows' words
+		extra []string
+	}{
+		{"streamable HTTP, minimal forwarder", nil},
+		{"streamable HTTP, minimal forwarder, SSE answers", []string{forwardHTTPSSEFlag}},
+	} {
+		args := func(addr string) []string {
+			return append([]string{"bench", forwardHTTPFlag, page, forwardHTTPAddrFlag, addr}, side.extra...)
+		}
+		if err := forwardHTTPRow(ctx, opts, side.what, args, raw, add); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forwardHTTPRow starts one HTTP forwarder (its arguments from args) and
+// adds its paired rows, named by what.
+func forwardHTTPRow(ctx context.Context, opts Options, what string, args func(addr string) []string, raw func(context.Context) error, add func(what, value string)) error {
+	fw, err := startHTTPProcess(ctx, opts.Binary, nil, args)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}

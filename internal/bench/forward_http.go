@@ -18,6 +18,7 @@ import (
 const (
 	forwardHTTPFlag     = "--forward-http-page"
 	forwardHTTPAddrFlag = "--forward-http-addr"
+	forwardHTTPSSEFlag  = "--forward-http-sse"
 )
 
 // maxForwardBody bounds the body of one POST to the HTTP forwarder: the
@@ -37,11 +38,13 @@ var forwardVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-1
 // streamable HTTP transport, as Forward is over stdio: it launches a
 // browser of its own on page, as raw CDP does, and serves POST /mcp on addr
 // with hand-written JSON-RPC (forwardHandler), each tools/call answered
-// after exactly one Runtime.callFunctionOn into the page. It serves until
-// ctx ends. `webmcp-cdp bench` starts it as a subprocess (the hidden flags
-// --forward-http-page and --forward-http-addr) and measures it with the
-// go-sdk client, like the server over HTTP.
-func ForwardHTTP(ctx context.Context, page, addr string) error {
+// after exactly one Runtime.callFunctionOn into the page, as
+// application/json or, when sse is set, as an event stream of one event
+// (as the go-sdk server behind webmcp-cdp answers). It serves until ctx
+// ends. `webmcp-cdp bench` starts it as a subprocess (the hidden flags
+// --forward-http-page, --forward-http-addr and --forward-http-sse) and
+// measures it with the go-sdk client, like the server over HTTP.
+func ForwardHTTP(ctx context.Context, page, addr string, sse bool) error {
 	if addr == "" {
 		return fmt.Errorf("the HTTP forwarder needs an address to listen on: pass %s HOST:PORT", forwardHTTPAddrFlag)
 	}
@@ -54,7 +57,7 @@ func ForwardHTTP(ctx context.Context, page, addr string) error {
 	if err != nil {
 		return fmt.Errorf("the HTTP forwarder listening on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: forwardHandler(rb.call), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: forwardHandler(rb.call, sse), ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -78,9 +81,10 @@ type forwardRequest struct {
 // forwarder without sessions: a POST carries one JSON-RPC message;
 // notifications and responses get 202; initialize, server/discover, ping,
 // tools/list (one tool, echo_0) and tools/call of echo_0 get an
-// application/json answer, tools/call after exactly one call of call. A GET
-// (the client's event stream) gets 405, as the transport allows.
-func forwardHandler(call func(context.Context) error) http.Handler {
+// application/json answer, tools/call after exactly one call of call (its
+// answer one event of an event stream when sse is set). A GET (the
+// client's event stream) gets 405, as the transport allows.
+func forwardHandler(call func(context.Context) error, sse bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/mcp" {
 			http.NotFound(w, r)
@@ -142,11 +146,15 @@ func forwardHandler(call func(context.Context) error) http.Handler {
 				writeRPCError(w, http.StatusOK, req.ID, -32602, "the forwarder has one tool, echo_0")
 				return
 			}
+			answer := writeResult
+			if sse {
+				answer = writeEvent
+			}
 			if err := call(r.Context()); err != nil {
-				writeResult(w, req.ID, `{"content":[{"type":"text","text":`+jsonString(err.Error())+`}],"isError":true}`)
+				answer(w, req.ID, `{"content":[{"type":"text","text":`+jsonString(err.Error())+`}],"isError":true}`)
 				return
 			}
-			writeResult(w, req.ID, `{"content":[{"type":"text","text":"x"}]}`)
+			answer(w, req.ID, `{"content":[{"type":"text","text":"x"}]}`)
 		default:
 			writeRPCError(w, http.StatusOK, req.ID, -32601, "the forwarder does not serve the method "+req.Method)
 		}
@@ -155,13 +163,28 @@ func forwardHandler(call func(context.Context) error) http.Handler {
 
 // writeResult answers the request id with result (JSON text).
 func writeResult(w http.ResponseWriter, id json.RawMessage, result string) {
-	b := make([]byte, 0, len(id)+len(result)+40)
+	writeJSON(w, http.StatusOK, appendResult(nil, id, result))
+}
+
+// writeEvent answers the request id with result (JSON text) in an event
+// stream of one message event.
+func writeEvent(w http.ResponseWriter, id json.RawMessage, result string) {
+	b := append([]byte("event: message\ndata: "), appendResult(nil, id, result)...)
+	b = append(b, "\n\n"...)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
+}
+
+// appendResult appends the JSON-RPC answer to id with result to b.
+func appendResult(b []byte, id json.RawMessage, result string) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"result":`...)
 	b = append(b, result...)
-	b = append(b, '}')
-	writeJSON(w, http.StatusOK, b)
+	return append(b, '}')
 }
 
 // writeRPCError answers the request id (null when nil) with a JSON-RPC

@@ -15,10 +15,19 @@ import (
 )
 
 // TestForwardHandlerWithTheGoSDKClient connects the go-sdk client to the
-// HTTP forwarder's handler and checks that it lists echo_0 and that one
-// tools/call makes exactly one call into the page (here a counting func),
-// whose error comes back as a tool error.
+// HTTP forwarder's handler, answering as application/json and as an event
+// stream, and checks that it lists echo_0 and that one tools/call makes
+// exactly one call into the page (here a counting func), whose error comes
+// back as a tool error.
 func TestForwardHandlerWithTheGoSDKClient(t *testing.T) {
+	for _, sse := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "event stream"}[sse], func(t *testing.T) {
+			testForwardHandlerWithTheGoSDKClient(t, sse)
+		})
+	}
+}
+
+func testForwardHandlerWithTheGoSDKClient(t *testing.T, sse bool) {
 	var calls atomic.Int64
 	var fail atomic.Bool
 	call := func(context.Context) error {
@@ -28,7 +37,7 @@ func TestForwardHandlerWithTheGoSDKClient(t *testing.T) {
 		}
 		return nil
 	}
-	srv := httptest.NewServer(forwardHandler(call))
+	srv := httptest.NewServer(forwardHandler(call, sse))
 	defer srv.Close()
 	cs, err := newClient(make(chan struct{}, 1)).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 	if err != nil {
@@ -78,7 +87,7 @@ func TestForwardHandlerWithTheGoSDKClient(t *testing.T) {
 // checks the status and the answer, and that the page is never called.
 func TestForwardHandlerRejectsOddInput(t *testing.T) {
 	var calls atomic.Int64
-	srv := httptest.NewServer(forwardHandler(func(context.Context) error { calls.Add(1); return nil }))
+	srv := httptest.NewServer(forwardHandler(func(context.Context) error { calls.Add(1); return nil }, false))
 	defer srv.Close()
 	for _, tc := range []struct {
 		name, method, path, body string
