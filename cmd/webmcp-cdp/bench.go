@@ -16,7 +16,8 @@ func newBench() *cobra.Command {
 	var markdown bool
 	var cpuprofile, memprofile string
 	var rows []string
-	var forwardPage string
+	var forwardPage, forwardHTTPPage, forwardHTTPAddr string
+	var forwardHTTPSSE bool
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure webmcp-cdp on this machine and print one table (Chromium required)",
@@ -32,6 +33,10 @@ func newBench() *cobra.Command {
 			if forwardPage != "" {
 				// The floor the bench measures a server against (bench.Forward).
 				return bench.Forward(cmd.Context(), forwardPage, os.Stdin, os.Stdout)
+			}
+			if forwardHTTPPage != "" {
+				// The same floor behind a streamable HTTP client (bench.ForwardHTTP).
+				return bench.ForwardHTTP(cmd.Context(), forwardHTTPPage, forwardHTTPAddr, forwardHTTPSSE)
 			}
 			self, err := os.Executable()
 			if err != nil {
@@ -56,6 +61,12 @@ func newBench() *cobra.Command {
 	cmd.Flags().StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the webmcp-cdp server measured over stdio to `FILE` (read it with go tool pprof)")
 	cmd.Flags().StringVar(&forwardPage, "forward-page", "", "run as the minimal forwarder the bench measures servers against, on `URL` (stdin and stdout)")
 	cmd.Flags().MarkHidden("forward-page")
+	cmd.Flags().StringVar(&forwardHTTPPage, "forward-http-page", "", "run as the minimal streamable HTTP forwarder the bench measures servers against, on `URL`")
+	cmd.Flags().MarkHidden("forward-http-page")
+	cmd.Flags().StringVar(&forwardHTTPAddr, "forward-http-addr", "", "the `HOST:PORT` the streamable HTTP forwarder listens on")
+	cmd.Flags().MarkHidden("forward-http-addr")
+	cmd.Flags().BoolVar(&forwardHTTPSSE, "forward-http-sse", false, "the streamable HTTP forwarder answers tools/call with an event stream")
+	cmd.Flags().MarkHidden("forward-http-sse")
 	cmd.Flags().StringSliceVar(&rows, "rows", nil, "measure only these groups of rows: "+strings.Join(bench.RowGroups, ", ")+" (all when empty)")
 	return cmd
 }

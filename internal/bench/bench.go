@@ -304,7 +304,8 @@ func sdkForwarderRows(ctx context.Context, opts Options, page string, raw func(c
 	return nil
 }
 
-// httpRows adds the rows measured over streamable HTTP: latency and memory.
+// httpRows adds the rows measured over streamable HTTP: latency, the
+// latency of the minimal HTTP forwarder (the floor), and memory.
 // env is added to the server's environment.
 func httpRows(ctx context.Context, opts Options, env []string, page string, raw func(context.Context) error, add func(what, value string)) error {
 	dir, err := os.MkdirTemp("", "webmcp-cdp-bench-")
@@ -325,6 +326,9 @@ func httpRows(ctx context.Context, opts Options, env []string, page string, raw 
 	if err := pairedRows(ctx, "streamable HTTP", opts.Calls, caller(h.cs, echo), raw, add); err != nil {
 		return err
 	}
+	if err := forwardHTTPRows(ctx, opts, page, raw, add); err != nil {
+		return err
+	}
 	if err := memory(ctx, h, page, opts.Tabs, add); err != nil {
 		return err
 	}
@@ -343,6 +347,40 @@ func httpRows(ctx context.Context, opts Options, env []string, page string, raw 
 	add(fmt.Sprintf("webmcp-cdp process with %d tab(s), after the lists", slices.Max(opts.Tabs)),
 		fmt.Sprintf("RSS %.1f MB (anonymous %.1f, files %.1f); %s", float64(rss)/(1<<20), float64(anon)/(1<<20), float64(rss-anon)/(1<<20), m.summary()))
 	return nil
+}
+
+// forwardHTTPRows adds the latency rows of the go-sdk client over
+// streamable HTTP to the minimal HTTP forwarder (ForwardHTTP), interleaved
+// with raw CDP: the floor of any process behind that client, with its
+// tools/call answered as application/json and, as webmcp-cdp answers it,
+// as an event stream.
+func forwardHTTPRows(ctx context.Context, opts Options, page string, raw func(context.Context) error, add func(what, value string)) error {
+	for _, side := range []struct {
+		what  string // the transport, in the rows' words
+		extra []string
+	}{
+		{"streamable HTTP, minimal forwarder", nil},
+		{"streamable HTTP, minimal forwarder, SSE answers", []string{forwardHTTPSSEFlag}},
+	} {
+		args := func(addr string) []string {
+			return append([]string{"bench", forwardHTTPFlag, page, forwardHTTPAddrFlag, addr}, side.extra...)
+		}
+		if err := forwardHTTPRow(ctx, opts, side.what, args, raw, add); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forwardHTTPRow starts one HTTP forwarder (its arguments from args) and
+// adds its paired rows, named by what.
+func forwardHTTPRow(ctx context.Context, opts Options, what string, args func(addr string) []string, raw func(context.Context) error, add func(what, value string)) error {
+	fw, err := startHTTPProcess(ctx, opts.Binary, nil, args)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer fw.close()
+	return pairedRows(ctx, what, opts.Calls, caller(fw.cs, "echo_0"), raw, add)
 }
 
 // pairedRows adds the three rows of one transport: raw CDP and tools/call

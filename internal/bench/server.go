@@ -86,6 +86,16 @@ func startCommand(ctx context.Context, bin string, args, env []string) (*server,
 // startHTTP starts `bin launch --http` on page and connects over streamable
 // HTTP. env is added to the process's environment.
 func startHTTP(ctx context.Context, bin, page string, env []string) (*server, error) {
+	return startHTTPProcess(ctx, bin, env, func(addr string) []string {
+		return []string{"launch", "--headless", "--log-level", "warn", "--http", addr, page}
+	})
+}
+
+// startHTTPProcess starts bin with the arguments args gives for a free
+// address, and connects the go-sdk client over streamable HTTP to its
+// endpoint /mcp there once it listens. env is added to the process's
+// environment.
+func startHTTPProcess(ctx context.Context, bin string, env []string, args func(addr string) []string) (*server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("finding a free port for the HTTP server: %w", err)
@@ -93,11 +103,11 @@ func startHTTP(ctx context.Context, bin, page string, env []string) (*server, er
 	addr := ln.Addr().String()
 	ln.Close()
 	s := &server{changes: make(chan struct{}, 1024)}
-	s.cmd = exec.Command(bin, "launch", "--headless", "--log-level", "warn", "--http", addr, page)
+	s.cmd = exec.Command(bin, args(addr)...)
 	s.cmd.Stderr = os.Stderr
 	s.cmd.Env = append(os.Environ(), env...)
 	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s --http: %w", bin, err)
+		return nil, fmt.Errorf("starting %s over HTTP: %w", bin, err)
 	}
 	var cs *mcp.ClientSession
 	for deadline := time.Now().Add(20 * time.Second); cs == nil; {
