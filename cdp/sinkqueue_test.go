@@ -73,12 +73,18 @@ func TestSinkMayCallBackIntoTheBrowser(t *testing.T) {
 
 // recordingSink records the Sink calls it gets as text; its first call
 // waits for hold to close, so that what is queued meanwhile waits in line.
+// entered, when not nil, gets a value as that first call waits.
 type recordingSink struct {
-	hold  chan struct{}
-	calls chan string
+	hold    chan struct{}
+	calls   chan string
+	entered chan struct{}
 }
 
 func (s *recordingSink) record(c string) {
+	select {
+	case s.entered <- struct{}{}:
+	default:
+	}
 	<-s.hold
 	s.calls <- c
 }
@@ -133,10 +139,13 @@ func TestSinkQueueOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sink := &recordingSink{hold: make(chan struct{}), calls: make(chan string, 16)}
+			sink := &recordingSink{hold: make(chan struct{}), calls: make(chan string, 16), entered: make(chan struct{}, 1)}
 			q := newSinkQueue()
 			q.sink = sink
-			q.TabOpened("first", "u", "") // the deliverer takes it and waits in the sink
+			q.TabOpened("first", "u", "")
+			// The deliverer has taken it alone and waits in the sink, so
+			// what follows waits in line (else it could take them with it).
+			recv(t, sink.entered, "the first sink call")
 			for _, do := range tt.do {
 				do(q)
 			}
