@@ -73,7 +73,14 @@ func startBrowserless(t *testing.T) (addr, token string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp := t.TempDir()
+	// Not t.TempDir: the browsers browserless started may still be writing
+	// their profiles when the server is killed; removeWhenGone ends them
+	// and then removes the folder.
+	tmp, err := os.MkdirTemp("", "webmcp-cdp-browserless-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeWhenGone(t, tmp) })
 	// No variable names the browser: the chromium routes run Playwright's
 	// chromium-1208 build, so that path is the machine's Chromium. The
 	// chrome and edge routes refuse to start without those browsers, so
@@ -216,4 +223,27 @@ func TestAttachBrowserlessWrongToken(t *testing.T) {
 			}
 		})
 	}
+}
+
+// removeWhenGone kills the processes whose command line names dir (the
+// browsers a killed server left behind, whose profiles are in dir) and
+// removes dir. A browser that is still dying can write into dir after a
+// first RemoveAll, so that is tried a few times before it is only logged.
+func removeWhenGone(t *testing.T, dir string) {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), dir) {
+			if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+	var err error
+	for range 20 {
+		if err = os.RemoveAll(dir); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond) // the killed browsers' last writes
+	}
+	t.Logf("could not remove %s: %v", dir, err)
 }
