@@ -11,6 +11,13 @@ import (
 	"sync"
 )
 
+// What both forwarders (Forward, ForwardHTTP) answer: a tools/call's
+// fixed result, and the serverInfo member of an initialize result.
+const (
+	forwardCallResult = `{"content":[{"type":"text","text":"x"}]}`
+	forwardServerInfo = `"serverInfo":{"name":"webmcp-cdp-bench-forwarder","version":"1"}`
+)
+
 // Forward is the floor of one process between an MCP client and the
 // browser: it launches a browser of its own on page, as raw CDP does, and
 // answers every tools/call request line of in with a fixed text result
@@ -48,7 +55,7 @@ func Forward(ctx context.Context, page string, in io.Reader, out io.Writer) erro
 		return err
 	}
 	r := bufio.NewReaderSize(in, 4096)
-	callResult := `{"content":[{"type":"text","text":"x"}]}`
+	callResult := forwardCallResult
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -75,9 +82,9 @@ func Forward(ctx context.Context, page string, in io.Reader, out io.Writer) erro
 			continue
 		case bytes.Contains(line, []byte(`"method":"server/discover"`)):
 			result = `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}`
-			callResult = `{"content":[{"type":"text","text":"x"}],"resultType":"complete"}`
+			callResult = forwardCallResult[:len(forwardCallResult)-1] + `,"resultType":"complete"}`
 		case bytes.Contains(line, []byte(`"method":"initialize"`)):
-			result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"webmcp-cdp-bench-forwarder","version":"1"}}`
+			result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},` + forwardServerInfo + `}`
 		default:
 			if err := answer(id, "", errors.New("method not found: the forwarder answers tools/call, server/discover and initialize")); err != nil {
 				return err

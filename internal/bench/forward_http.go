@@ -131,7 +131,7 @@ func forwardHandler(call func(context.Context) error, sse bool) http.Handler {
 			if slices.Contains(forwardVersions, p.ProtocolVersion) {
 				v = p.ProtocolVersion
 			}
-			writeResult(w, req.ID, `{"protocolVersion":"`+v+`","capabilities":{"tools":{}},"serverInfo":{"name":"webmcp-cdp-bench-forwarder","version":"1"}}`)
+			writeResult(w, req.ID, `{"protocolVersion":"`+v+`","capabilities":{"tools":{}},`+forwardServerInfo+`}`)
 		case "server/discover":
 			writeResult(w, req.ID, `{"supportedVersions":["2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"tools":{}}}`)
 		case "ping":
@@ -154,7 +154,7 @@ func forwardHandler(call func(context.Context) error, sse bool) http.Handler {
 				answer(w, req.ID, `{"content":[{"type":"text","text":`+jsonString(err.Error())+`}],"isError":true}`)
 				return
 			}
-			answer(w, req.ID, `{"content":[{"type":"text","text":"x"}]}`)
+			answer(w, req.ID, forwardCallResult)
 		default:
 			writeRPCError(w, http.StatusOK, req.ID, -32601, "the forwarder does not serve the method "+req.Method)
 		}
