@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
@@ -210,7 +211,14 @@ func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name 
 func (h *hitl) retry(ctx context.Context, req *mcp.CallToolRequest, name, owner string) (*mcp.CallToolResult, error) {
 	pc, ok := h.lookup(req.Params.RequestState, owner)
 	if !ok {
-		return errResult("this answer belongs to a call that is over or unknown; call %s again", name), nil
+		// A forged, altered or replayed state, or one whose call ended:
+		// the request is invalid, not the tool's failure (MCP's MRTR).
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+			"requestState names a call that is over or unknown (this server did not give it, or it was altered or already used); call %s again without requestState", name)}
+	}
+	if pc.name != name {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+			"requestState belongs to a call of %s, not %s; send it back with the call that asked", pc.name, name)}
 	}
 	pc.mu.Lock()
 	busy := pc.waiting

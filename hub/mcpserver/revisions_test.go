@@ -26,10 +26,18 @@ type httpEnv struct {
 
 func startHTTP(t *testing.T) *httpEnv {
 	t.Helper()
+	return startHTTPOpts(t, mcpserver.Options{})
+}
+
+// startHTTPOpts is startHTTP with server options (Version and Logger are
+// set).
+func startHTTPOpts(t *testing.T, opts mcpserver.Options) *httpEnv {
+	t.Helper()
 	e := &httpEnv{browser: &fakeBrowser{}}
 	logger := slog.New(slog.DiscardHandler)
 	e.hub = hub.New(e.browser, hub.Options{Logger: logger})
-	srv := mcpserver.New(t.Context(), e.hub, mcpserver.Options{Version: "test", Logger: logger})
+	opts.Version, opts.Logger = "test", logger
+	srv := mcpserver.New(t.Context(), e.hub, opts)
 	h, err := srv.ServeHTTP(mcpserver.HTTPOptions{Addr: "127.0.0.1:0"}, make(chan error, 1))
 	if err != nil {
 		t.Fatal(err)
@@ -227,5 +235,80 @@ func TestGoClientsOfBothRevisions(t *testing.T) {
 				t.Errorf("result %s, want the page's answer", got)
 			}
 		})
+	}
+}
+
+// TestInputRequestsOverStatelessHTTP: with --confirm writes, a 2026-07-28
+// call over HTTP comes back as an input request with a signed
+// requestState; the retry that carries the answer runs the tool, and a
+// forged, misdirected or replayed state is an invalid request (400,
+// -32602) that runs nothing. A client without elicitation is told it
+// cannot be asked.
+func TestInputRequestsOverStatelessHTTP(t *testing.T) {
+	e := startHTTPOpts(t, mcpserver.Options{Confirm: mcpserver.ConfirmWrites})
+	e.hub.Update(mkDoc("d1", "tab1"), []core.Tool{{Name: "add_note", Description: "Add a note."}, {Name: "other", Description: "Other."}}, nil)
+	const withElicit = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	tool := site + "_add_note"
+	callWith := func(t *testing.T, name, meta, extra string) (int, map[string]any) {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{"text":"hi"},` + meta + extra + `}}`
+		status, _, msg := post(t, "POST", e.url, body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", name)
+		return status, msg
+	}
+	errCode := func(msg map[string]any) float64 {
+		eo, _ := msg["error"].(map[string]any)
+		c, _ := eo["code"].(float64)
+		return c
+	}
+	ask := func(t *testing.T) (string, string) {
+		t.Helper()
+		status, msg := callWith(t, tool, withElicit, "")
+		res, _ := msg["result"].(map[string]any)
+		reqs, _ := res["inputRequests"].(map[string]any)
+		state, _ := res["requestState"].(string)
+		if status != 200 || res["resultType"] != "input_required" || len(reqs) != 1 || state == "" {
+			t.Fatalf("first call: %d %v, want an input request with a requestState", status, msg)
+		}
+		for k := range reqs {
+			return k, state
+		}
+		return "", ""
+	}
+	answer := func(key, state string) string {
+		return `,"requestState":"` + state + `","inputResponses":{"` + key + `":{"action":"accept","content":{}}}`
+	}
+
+	key, state := ask(t)
+	for _, tt := range []struct{ name, tool, state string }{
+		{"altered", tool, state + "x"},
+		{"forged", tool, "0123456789abcdef01234567.00"},
+		{"for another tool", site + "_other", state},
+	} {
+		status, msg := callWith(t, tt.tool, withElicit, answer(key, tt.state))
+		if status != 400 || errCode(msg) != -32602 {
+			t.Errorf("%s state: %d %v, want 400 with -32602", tt.name, status, msg)
+		}
+	}
+	if n := len(e.browser.snapshot()); n != 0 {
+		t.Fatalf("the page ran %d calls before any good answer", n)
+	}
+	status, msg := callWith(t, tool, withElicit, answer(key, state))
+	res, _ := msg["result"].(map[string]any)
+	if status != 200 || res["resultType"] != "complete" || res["isError"] == true {
+		t.Fatalf("answered retry: %d %v, want the tool's result", status, msg)
+	}
+	if n := len(e.browser.snapshot()); n != 1 {
+		t.Fatalf("the page ran %d calls, want 1", n)
+	}
+	if status, msg := callWith(t, tool, withElicit, answer(key, state)); status != 400 || errCode(msg) != -32602 {
+		t.Errorf("replayed state: %d %v, want 400 with -32602", status, msg)
+	}
+	status, msg = callWith(t, tool, meta2026, "")
+	res, _ = msg["result"].(map[string]any)
+	if raw, _ := json.Marshal(res); status != 200 || res["isError"] != true || !strings.Contains(string(raw), "cannot be asked") {
+		t.Errorf("a client without elicitation: %d %s, want an error result saying it cannot be asked", status, raw)
+	}
+	if n := len(e.browser.snapshot()); n != 1 {
+		t.Errorf("the page ran %d calls, want still 1", n)
 	}
 }
