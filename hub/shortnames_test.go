@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // step is one change to a hub in the short-name tests: a document's tools
@@ -203,5 +204,44 @@ func TestParseNameStyle(t *testing.T) {
 	}
 	if _, err := hub.ParseNameStyle("Short"); err == nil {
 		t.Error(`ParseNameStyle("Short") did not fail`)
+	}
+}
+
+// TestShortNamesOfCachedTools: a cached tool's short name is saved; a
+// restart gives it back while its origin is alone with the tool, and the
+// site name in the default style or beside a cached tool of another
+// origin.
+func TestShortNamesOfCachedTools(t *testing.T) {
+	dir := t.TempDir()
+	h := hub.New(&fakeBrowser{}, hub.Options{StateDir: dir, Names: hub.NamesShort})
+	h.Update(mkDoc("a", "A", origin), []core.Tool{cachedTool("find")}, nil)
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		style hub.NameStyle
+		want  []string
+	}{
+		{hub.NamesShort, []string{"find"}},
+		{hub.NamesSite, []string{site + "_find"}},
+	} {
+		if got := names(hub.New(&fakeBrowser{}, hub.Options{StateDir: dir, Names: tt.style})); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s after a restart: names = %q, want %q", tt.style, got, tt.want)
+		}
+	}
+	// Another origin caches the same tool: both fall back, now and after
+	// a restart.
+	h = hub.New(&fakeBrowser{}, hub.Options{StateDir: dir, Names: hub.NamesShort})
+	h.Update(mkDoc("b", "B", other), []core.Tool{cachedTool("find")}, nil)
+	want := []string{site + "_find", "example_com_find"}
+	if got := names(h); !reflect.DeepEqual(got, want) {
+		t.Errorf("with a second origin: names = %q, want %q", got, want)
+	}
+	h.TabClosed("B")
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(hub.New(&fakeBrowser{}, hub.Options{StateDir: dir, Names: hub.NamesShort})); !reflect.DeepEqual(got, want) {
+		t.Errorf("after a restart: names = %q, want %q", got, want)
 	}
 }
