@@ -43,6 +43,9 @@ type shortTemplate struct {
 	keys        []string
 }
 
+// maxOverlapScan bounds the templates and URIs compared with one template.
+const maxOverlapScan = 256
+
 // maxLostNames bounds the own names remembered as fallen back.
 const maxLostNames = 10000
 
@@ -175,17 +178,28 @@ func (p *pageServers) nameLocked(open map[string]bool) {
 		uris = append(uris, u)
 	}
 	sort.Strings(uris)
+	// A template that begins more than maxOverlapScan others falls back
+	// without looking further (it then matches none of them), so that many
+	// servers' templates cost at most that much each.
 	for i, t := range tlist {
 		prefix := prefixOf(t)
-		for _, u := range tlist[i+1:] {
+		for n, u := range tlist[i+1:] {
 			if !strings.HasPrefix(prefixOf(u), prefix) {
+				break
+			}
+			if n >= maxOverlapScan {
+				clash["t"+t] = true
 				break
 			}
 			if twoOrigins(tpls[t], tpls[u]) {
 				clash["t"+t], clash["t"+u] = true, true
 			}
 		}
-		for k := sort.SearchStrings(uris, prefix); k < len(uris) && strings.HasPrefix(uris[k], prefix); k++ {
+		for k, n := sort.SearchStrings(uris, prefix), 0; k < len(uris) && strings.HasPrefix(uris[k], prefix); k, n = k+1, n+1 {
+			if n >= maxOverlapScan {
+				clash["t"+t] = true
+				break
+			}
 			if twoOrigins(tpls[t], res[uris[k]]) {
 				clash["t"+t], clash["r"+uris[k]] = true, true
 			}
