@@ -96,6 +96,10 @@ func (h *Hub) rebuildLocked(dirty map[string]bool) bool {
 			dirty[id] = true
 		}
 	}
+	var sole map[string]bool
+	if h.opts.Names == NamesShort {
+		sole = h.shortDirtyLocked(dirty)
+	}
 	ids := make([]string, 0, len(dirty))
 	for id := range dirty {
 		ids = append(ids, id)
@@ -122,11 +126,14 @@ func (h *Hub) rebuildLocked(dirty map[string]bool) bool {
 			delete(h.bySite, id)
 		}
 		g := h.groupLocked(id)
+		if sole != nil {
+			h.indexToolLocked(id, g != nil)
+		}
 		if g == nil {
 			changed = changed || len(prev) > 0
 			continue
 		}
-		out, tools := h.buildGroupLocked(g)
+		out, tools := h.buildGroupLocked(g, sole)
 		for i, rt := range tools {
 			if j, ok := prev[rt.Name]; ok && h.list[j].Same(rt) {
 				tools[i] = h.list[j]
@@ -174,8 +181,10 @@ func (h *Hub) listIndexLocked(name string) (int, bool) {
 }
 
 // buildGroupLocked names and lists a group, and adds its routes. It
-// returns the group and its tools, in the order of its names.
-func (h *Hub) buildGroupLocked(g *group) (*groupOut, []RoutedTool) {
+// returns the group and its tools, in the order of its names. sole is nil
+// with --tool-names site; with short, it says per tool name whether one
+// origin alone offers it.
+func (h *Hub) buildGroupLocked(g *group, sole map[string]bool) (*groupOut, []RoutedTool) {
 	// The site-level name, then one per document when there are two or
 	// more: sized once, since the group is kept until it changes.
 	n := 1
@@ -194,7 +203,9 @@ func (h *Hub) buildGroupLocked(g *group) (*groupOut, []RoutedTool) {
 		prefer = g.entry.Name
 	}
 	resID := "s\x00" + g.id
-	name := h.names.alloc(resID, naturalName(site, "", g.tool), prefer, tabIDs, g.entry != nil)
+	q := siteNameReq(site, g.tool, prefer, sole)
+	q.id, q.tabs, q.cached = resID, tabIDs, g.entry != nil
+	name := h.names.take(q)
 	if g.entry != nil && g.entry.Name != name {
 		g.entry.Name = name
 		h.markDirtyLocked()
@@ -226,6 +237,78 @@ func (h *Hub) buildGroupLocked(g *group) (*groupOut, []RoutedTool) {
 		tools = append(tools, h.liveToolLocked(tname, site, []candidate{c}))
 	}
 	return out, tools
+}
+
+// siteNameReq is the request for a site-level name: with sole nil
+// (--tool-names site) <site>_<tool>; with short, the tool's own name while
+// its origin alone offers it, and else <site>_<tool>, taking the name from
+// a holder that had the own name. A cached tool's saved name (prefer) is
+// kept, but for an own name that the style or a clash rules out.
+func siteNameReq(site, tool, prefer string, sole map[string]bool) nameReq {
+	natural := naturalName(site, "", tool)
+	short := shortName(tool)
+	if prefer == short {
+		prefer = ""
+	}
+	q := nameReq{natural: natural, wants: []string{prefer, natural}}
+	switch {
+	case sole == nil:
+	case sole[tool]:
+		// The own name first, so that a restart alone with the tool gives
+		// it back even when it had clashed before.
+		q.wants = []string{short, prefer, natural}
+	default:
+		q.avoid = short
+	}
+	return q
+}
+
+// shortDirtyLocked, with --tool-names short, adds to dirty the groups of
+// other origins with a tool of a dirty group: their names change when a
+// second origin comes to offer the tool. It returns, for each tool name of
+// the dirty groups, whether exactly one origin offers it now.
+func (h *Hub) shortDirtyLocked(dirty map[string]bool) map[string]bool {
+	byTool := map[string]map[string]bool{}
+	for id := range dirty {
+		_, tool, _ := strings.Cut(id, "\x00")
+		if byTool[tool] == nil {
+			byTool[tool] = map[string]bool{}
+		}
+		byTool[tool][id] = true
+	}
+	sole := make(map[string]bool, len(byTool))
+	for tool, ids := range byTool {
+		for id := range h.byTool[tool] {
+			ids[id] = true
+			dirty[id] = true
+		}
+		n := 0
+		for id := range ids {
+			if len(h.holders[id]) > 0 || h.cache[id] != nil {
+				n++
+			}
+		}
+		sole[tool] = n == 1
+	}
+	return sole
+}
+
+// indexToolLocked notes whether the group of entry id is listed, in
+// h.byTool.
+func (h *Hub) indexToolLocked(id string, listed bool) {
+	_, tool, _ := strings.Cut(id, "\x00")
+	m := h.byTool[tool]
+	switch {
+	case listed && m == nil:
+		h.byTool[tool] = map[string]bool{id: true}
+	case listed:
+		m[id] = true
+	case m != nil:
+		delete(m, id)
+		if len(m) == 0 {
+			delete(h.byTool, tool)
+		}
+	}
 }
 
 // spansBrowsers reports whether cands are in more than one browser (one

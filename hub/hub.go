@@ -58,6 +58,9 @@ type Options struct {
 	// CacheTTL drops cached tools not seen on an open page for this long
 	// when the state file is read (default 1 h).
 	CacheTTL time.Duration
+	// Names says how page tools, resources and prompts are named (default
+	// NamesSite).
+	Names NameStyle
 	// Logger receives the hub's log (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -77,6 +80,9 @@ func (o *Options) defaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Names == "" {
+		o.Names = NamesSite
 	}
 	o.Limits.defaults()
 }
@@ -98,13 +104,16 @@ type Hub struct {
 	useSeq   atomic.Uint64
 	lastUsed atomic.Pointer[tab]
 
-	mu      sync.Mutex
-	tabs    map[string]*tab
-	docs    map[string]*doc
-	routes  map[string]*route
-	bySite  map[string]*route // live or cached site-level routes by entryID
-	list    []RoutedTool      // sorted by name; replaced on a change, never written into
-	groups  map[string]*groupOut
+	mu     sync.Mutex
+	tabs   map[string]*tab
+	docs   map[string]*doc
+	routes map[string]*route
+	bySite map[string]*route // live or cached site-level routes by entryID
+	list   []RoutedTool      // sorted by name; replaced on a change, never written into
+	groups map[string]*groupOut
+	// byTool is, with --tool-names short, the entryIDs of the groups
+	// listed, by tool name: the origins that offer one tool.
+	byTool  map[string]map[string]bool
 	holders map[string]map[string]bool // entryID -> keys of the docs that have the tool
 	names   *names
 	cache   map[string]*cacheEntry // by entryID
@@ -220,6 +229,7 @@ func New(b Browser, opts Options) *Hub {
 		routes:    make(map[string]*route),
 		bySite:    make(map[string]*route),
 		groups:    make(map[string]*groupOut),
+		byTool:    make(map[string]map[string]bool),
 		holders:   make(map[string]map[string]bool),
 		names:     newNames(),
 		cache:     make(map[string]*cacheEntry),

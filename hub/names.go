@@ -3,6 +3,7 @@ package hub
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"net/url"
 	"slices"
@@ -18,6 +19,32 @@ const MaxNameLen = 48
 // tool is ever given a routed name that starts with it (in any letter case):
 // a page at http://webmcp with a tool "call" is served as page_webmcp_call.
 const ReservedPrefix = "webmcp_"
+
+// NameStyle says how page tools, resources and prompts are named
+// (--tool-names).
+type NameStyle string
+
+const (
+	// NamesSite names every page tool <site>_<tool> (and a page server's
+	// resources and prompts by site and tab): the default.
+	NamesSite NameStyle = "site"
+	// NamesShort keeps the page's own name of a tool, resource or prompt
+	// while no other origin offers the same one; on a clash, both fall
+	// back to the site's names and keep them while their tabs live
+	// (docs/decisions/2026-11-28-short-names.md).
+	NamesShort NameStyle = "short"
+)
+
+// ParseNameStyle parses a --tool-names value; empty is NamesSite.
+func ParseNameStyle(s string) (NameStyle, error) {
+	switch NameStyle(s) {
+	case "", NamesSite:
+		return NamesSite, nil
+	case NamesShort:
+		return NamesShort, nil
+	}
+	return "", fmt.Errorf("--tool-names %q: want site (<site>_<tool>, the default) or short (the page's own names while no other site has the same)", s)
+}
 
 // SiteOf returns the site part of routed names for a page origin: the host
 // with dots (and the colons of an IPv6 address) as underscores, followed by
@@ -90,6 +117,17 @@ func reserved(name string) bool {
 	return len(name) >= len(ReservedPrefix) && strings.EqualFold(name[:len(ReservedPrefix)], ReservedPrefix)
 }
 
+// shortName is a tool's own name as a routed name (--tool-names short):
+// made safe and cut like any routed name, or "" when it would start with
+// ReservedPrefix.
+func shortName(tool string) string {
+	n := RoutedName(toolPart(tool))
+	if reserved(n) {
+		return ""
+	}
+	return n
+}
+
 // naturalName is the readable name of a tool before collisions are settled:
 // <site>_<tool>, or <site>_tab<N>_<tool> when tabPart is set.
 func naturalName(site, tabPart, tool string) string {
@@ -143,30 +181,60 @@ func newNames() *names {
 // well-formed), else natural, else natural with a hash of id. tabs are the
 // tabs the holder is seen in now; cached says a cached tool holds it.
 func (ns *names) alloc(id, natural, prefer string, tabs []string, cached bool) string {
-	r := ns.byID[id]
+	return ns.take(nameReq{id: id, wants: []string{prefer, natural}, natural: natural, tabs: tabs, cached: cached})
+}
+
+// nameReq asks names for the name of one holder.
+type nameReq struct {
+	id string
+	// wants are the names tried in order for a new holder, each when free
+	// and well-formed (empty ones are skipped).
+	wants []string
+	// natural, with a hash of id, names a new holder none of wants fits.
+	natural string
+	// avoid is a name the holder gives up if it holds it (its short name,
+	// when another site has the same tool): it is named anew, as a new
+	// holder that keeps the tabs it was seen in.
+	avoid  string
+	tabs   []string
+	cached bool
+}
+
+// take returns the name of the holder q.id and marks it listed, allocating
+// it when needed: the holder's earlier name (unless it is q.avoid), else
+// the first of q.wants that is free and well-formed, else q.natural with a
+// hash of the holder's id.
+func (ns *names) take(q nameReq) string {
+	r := ns.byID[q.id]
+	if r != nil && q.avoid != "" && r.name == q.avoid {
+		delete(ns.byName, r.name)
+		delete(ns.byID, q.id)
+		q.tabs = slices.Concat(q.tabs, r.tabs)
+		r = nil
+	}
 	if r == nil {
 		name := ""
-		for _, cand := range []string{prefer, natural} {
-			if cand != "" && !reserved(cand) && validName(cand) && ns.byName[cand] == nil {
+		for _, cand := range q.wants {
+			if cand != "" && cand != q.avoid && !reserved(cand) && validName(cand) && ns.byName[cand] == nil {
 				name = cand
 				break
 			}
 		}
 		for salt := ""; name == ""; salt += "+" {
-			cand := RoutedName(natural, shortHash(id + salt)[:6])
+			cand := RoutedName(q.natural, shortHash(q.id + salt)[:6])
 			if !reserved(cand) && ns.byName[cand] == nil {
 				name = cand
 			}
 		}
-		r = &reservation{id: id, name: name}
-		ns.byID[id] = r
+		r = &reservation{id: q.id, name: name}
+		ns.byID[q.id] = r
 		ns.byName[name] = r
 	}
 	ns.clock++
 	r.used = ns.clock
 	r.listed = true
-	r.cached = cached
-	for _, tab := range tabs {
+	r.cached = q.cached
+	for _, tab := range q.tabs {
 		if i, seen := slices.BinarySearch(r.tabs, tab); !seen {
 			r.tabs = slices.Insert(r.tabs, i, tab)
 		}

@@ -49,7 +49,13 @@ type pageServers struct {
 	wake    chan struct{} // capacity 1
 	clients map[string]liveServer
 	res     map[string]*serverCatalog // resources and prompts, by source key (resources.go)
-	timeout time.Duration             // initialize's bound; 0 is pageServerInitTimeout
+	seq     uint64                    // numbers the listings of res
+	// short is what res offers under own names (--tool-names short), and
+	// lost the own names that fell back, with the tabs they were seen in
+	// (servernames.go).
+	short   *shortIndex
+	lost    map[string][]string
+	timeout time.Duration // initialize's bound; 0 is pageServerInitTimeout
 }
 
 func (p *pageServers) wakeLocked() chan struct{} {

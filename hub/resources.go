@@ -15,7 +15,8 @@ import (
 // becomes webmcp://<site>/<tab>/<original URI>, where <tab> is tab<N> for
 // the tab's default server and tab<N>-<server> for another (an iframe's, or
 // one on a channel of its own); a prompt name becomes <site>_<tab>_<name>.
-// Both are reversed through this catalog, never by trusting the text.
+// Both are reversed through this catalog, never by trusting the text. With
+// --tool-names short, entries may keep their own names (servernames.go).
 
 // Bounds of what one page server may list.
 const (
@@ -35,6 +36,7 @@ const URIScheme = "webmcp"
 type serverCatalog struct {
 	src       core.Source
 	server    core.PageServer
+	seq       uint64 // orders the listings (the latest is the highest)
 	tab       int
 	prefix    string // webmcp://<site>/<segment>/
 	promptPfx string // <site>_<segment>_
@@ -124,11 +126,15 @@ func (h *Hub) SetServerCatalog(src core.Source, server core.PageServer, res []co
 			c.prompts = append(c.prompts, p)
 		}
 	}
+	open := h.openTabSet()
 	h.ps.mu.Lock()
 	if h.ps.res == nil {
 		h.ps.res = make(map[string]*serverCatalog)
 	}
+	h.ps.seq++
+	c.seq = h.ps.seq
 	h.ps.res[src.Key] = c
+	h.ps.nameLocked(open)
 	h.ps.mu.Unlock()
 	h.mu.Lock()
 	h.wakeLocked() // whoever waits on Changed (CI mode settling a page) sees it now
@@ -158,8 +164,10 @@ func absoluteURI(s string) bool {
 }
 
 func (h *Hub) dropServerCatalog(key string) {
+	open := h.openTabSet()
 	h.ps.mu.Lock()
 	delete(h.ps.res, key)
+	h.ps.nameLocked(open)
 	h.ps.mu.Unlock()
 }
 
@@ -173,22 +181,64 @@ func (c *serverCatalog) provenance(name string) core.ServerProvenance {
 }
 
 // ServerCatalog returns the routed resources, templates and prompts of all
-// page servers, each sorted by routed name.
+// page servers, each sorted by routed name. With --tool-names short, an
+// entry that keeps its own name is listed under it, for the server that
+// listed it last, and under its routed form too for each server when
+// several of its origin list it (as tab-level tool names).
 func (h *Hub) ServerCatalog() ([]RoutedResource, []RoutedTemplate, []RoutedPrompt) {
 	h.ps.mu.Lock()
 	defer h.ps.mu.Unlock()
 	var rs []RoutedResource
 	var ts []RoutedTemplate
 	var ps []RoutedPrompt
+	sh := h.ps.short
+	// own reports, for an entry of c with the short keys keys, whether to
+	// list it under its own name and under its routed form.
+	own := func(c *serverCatalog, keys []string) (short, routed bool) {
+		if keys == nil {
+			return false, true
+		}
+		return keys[0] == c.src.Key, len(keys) > 1
+	}
 	for _, c := range h.ps.res {
 		for _, r := range c.resources {
-			rs = append(rs, RoutedResource{URI: c.prefix + r.URI, Resource: r, Source: c.provenance(r.URI)})
+			var keys []string
+			if sh != nil {
+				keys = sh.res[r.URI]
+			}
+			short, routed := own(c, keys)
+			if short {
+				rs = append(rs, RoutedResource{URI: r.URI, Resource: r, Source: c.provenance(r.URI)})
+			}
+			if routed {
+				rs = append(rs, RoutedResource{URI: c.prefix + r.URI, Resource: r, Source: c.provenance(r.URI)})
+			}
 		}
 		for _, t := range c.templates {
-			ts = append(ts, RoutedTemplate{URITemplate: c.prefix + t.URITemplate, Template: t, Source: c.provenance(t.URITemplate)})
+			var keys []string
+			if sh != nil {
+				keys = sh.tplKeys[t.URITemplate]
+			}
+			short, routed := own(c, keys)
+			if short {
+				ts = append(ts, RoutedTemplate{URITemplate: t.URITemplate, Template: t, Source: c.provenance(t.URITemplate)})
+			}
+			if routed {
+				ts = append(ts, RoutedTemplate{URITemplate: c.prefix + t.URITemplate, Template: t, Source: c.provenance(t.URITemplate)})
+			}
 		}
 		for _, p := range c.prompts {
-			ps = append(ps, RoutedPrompt{Name: RoutedName(c.promptPfx + toolPart(p.Name)), Prompt: p, Source: c.provenance(p.Name)})
+			var keys []string
+			if sh != nil {
+				keys = sh.prompts[p.Name]
+			}
+			short, routed := own(c, keys)
+			if short {
+				ps = append(ps, RoutedPrompt{Name: p.Name, Prompt: p, Source: c.provenance(p.Name)})
+			}
+			if routed {
+				ps = append(ps, RoutedPrompt{Name: RoutedName(c.promptPfx + toolPart(p.Name)), Prompt: p, Source: c.provenance(p.Name)})
+			}
 		}
 	}
 	sort.Slice(rs, func(i, j int) bool { return rs[i].URI < rs[j].URI })
@@ -201,11 +251,17 @@ func (h *Hub) ServerCatalog() ([]RoutedResource, []RoutedTemplate, []RoutedPromp
 // source key and its own URI. It fails, with what to do next, for a URI
 // that names no open page server.
 func (h *Hub) ResolveURI(uri string) (key, original string, err error) {
-	if !strings.HasPrefix(uri, URIScheme+"://") {
-		return "", "", fmt.Errorf("%q is not a page server's resource: their URIs start with %s:// (see resources/list)", trunc(uri), URIScheme)
-	}
 	h.ps.mu.Lock()
 	defer h.ps.mu.Unlock()
+	if !strings.HasPrefix(uri, URIScheme+"://") {
+		if sh := h.ps.short; sh != nil {
+			if key := sh.resKey(uri); key != "" {
+				return key, uri, nil
+			}
+			return "", "", fmt.Errorf("no open page server has %q: the tab may have closed or navigated, or another site offers the same URI; list resources again (resources/list)", trunc(uri))
+		}
+		return "", "", fmt.Errorf("%q is not a page server's resource: their URIs start with %s:// (see resources/list)", trunc(uri), URIScheme)
+	}
 	for key, c := range h.ps.res {
 		if rest, ok := strings.CutPrefix(uri, c.prefix); ok {
 			if rest == "" || len(rest) > MaxOriginalURI {
@@ -223,6 +279,9 @@ func (h *Hub) RoutedURI(key, original string) string {
 	h.ps.mu.Lock()
 	defer h.ps.mu.Unlock()
 	if c := h.ps.res[key]; c != nil {
+		if sh := h.ps.short; sh != nil && sh.ownURI(key, original) {
+			return original
+		}
 		return c.prefix + original
 	}
 	return ""
@@ -233,6 +292,11 @@ func (h *Hub) RoutedURI(key, original string) string {
 func (h *Hub) ResolvePrompt(name string) (key, original string, err error) {
 	h.ps.mu.Lock()
 	defer h.ps.mu.Unlock()
+	if sh := h.ps.short; sh != nil {
+		if keys := sh.prompts[name]; keys != nil {
+			return keys[0], name, nil
+		}
+	}
 	for key, c := range h.ps.res {
 		for _, p := range c.prompts {
 			if RoutedName(c.promptPfx+toolPart(p.Name)) == name {

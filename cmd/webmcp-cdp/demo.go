@@ -112,12 +112,14 @@ func runDemo(ctx context.Context, w io.Writer, s *session, pageURL string) error
 	var add, list, stats string
 	for _, t := range pageTools {
 		fmt.Fprintf(w, "  %-40s %s\n", t.Name, t.Description)
-		switch {
-		case strings.HasSuffix(t.Name, "_add_note"):
+		// By the page's own name: the listed one is <site>_add_note, or
+		// add_note with --tool-names short.
+		switch ownToolName(t) {
+		case "add_note":
 			add = t.Name
-		case strings.HasSuffix(t.Name, "_list_notes"):
+		case "list_notes":
 			list = t.Name
-		case strings.HasSuffix(t.Name, "_get_stats"):
+		case "get_stats":
 			stats = t.Name
 		}
 	}
@@ -181,4 +183,12 @@ func waitPageTools(ctx context.Context, cs *mcp.ClientSession, listChanged <-cha
 			return nil, fmt.Errorf("waiting for the demo page's tools: %w", context.Cause(ctx))
 		}
 	}
+}
+
+// ownToolName is a listed page tool's own name, from its provenance in
+// _meta["webmcp-cdp/source"].
+func ownToolName(t *mcp.Tool) string {
+	src, _ := t.Meta["webmcp-cdp/source"].(map[string]any)
+	name, _ := src["tool"].(string)
+	return name
 }

@@ -33,6 +33,9 @@ type serveFlags struct {
 	list      string
 	maxListed int
 	listing   mcpserver.ListPolicy // set by check
+	// toolNames is --tool-names; names is it parsed (set by check).
+	toolNames string
+	names     hub.NameStyle
 
 	// The catalog: limits, origins, cached tools.
 	maxInflight      int
@@ -64,6 +67,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.dialogs, "dialogs", "fail", "a page dialog during a call, when the client cannot be asked (no elicitation): accept, dismiss, or fail (dismiss it and return an error)")
 	fs.StringVar(&f.confirm, "confirm", "none", "ask the client before calling: consequential (tools marked consequentialHint), writes (every tool not marked readOnlyHint), or none")
 	fs.StringVar(&f.list, "list", "all", "which page tools tools/list holds: all, active (the active tab's; the rest stay reachable through webmcp_list_tools and webmcp_call), or active+cached (also cached tools of closed pages)")
+	fs.StringVar(&f.toolNames, "tool-names", "site", "how page tools, resources and prompts are named: site (<site>_<tool>; resources webmcp://<site>/tab<N>/<uri>) or short (the page's own name while no other site offers the same one; on a clash both fall back to the site's names)")
 	fs.IntVar(&f.maxListed, "max-listed-tools", 0, "most tools in tools/list, the server's own included (the active tab's first, then the most recently used tabs'); 0 for no cap, else at least 7 (3 with --no-tab-tools)")
 	fs.IntVar(&f.maxInflight, "max-inflight-per-tab", 16, "most tool calls running in one tab; more are refused until one finishes")
 	fs.IntVar(&f.maxDescBytes, "max-description-bytes", hub.DefaultDescriptionBytes, "longest tool description taken from a page; longer tools are refused")
@@ -96,6 +100,9 @@ func (f *serveFlags) check() (polyfill.Backend, error) {
 		return "", err
 	}
 	if f.listing, err = mcpserver.ParseListPolicy(f.list, f.maxListed, mcpserver.OwnToolCount(!f.noTabTools)); err != nil {
+		return "", err
+	}
+	if f.names, err = hub.ParseNameStyle(f.toolNames); err != nil {
 		return "", err
 	}
 	if f.maxTools < 1 {
@@ -156,6 +163,7 @@ func (f *serveFlags) hubOptions(logger *slog.Logger) hub.Options {
 		Origins:  f.origins,
 		StateDir: f.stateDir,
 		CacheTTL: f.cacheTTL,
+		Names:    f.names,
 		Logger:   logger,
 	}
 }
