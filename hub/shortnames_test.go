@@ -225,8 +225,14 @@ func TestShortNamesOfCachedTools(t *testing.T) {
 		{hub.NamesShort, []string{"find"}},
 		{hub.NamesSite, []string{site + "_find"}},
 	} {
-		if got := names(hub.New(&fakeBrowser{}, hub.Options{StateDir: dir, Names: tt.style})); !reflect.DeepEqual(got, tt.want) {
+		// Each hub is closed before the next starts: an open one may
+		// still write the state file.
+		hh := hub.New(&fakeBrowser{}, hub.Options{StateDir: dir, Names: tt.style})
+		if got := names(hh); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s after a restart: names = %q, want %q", tt.style, got, tt.want)
+		}
+		if err := hh.Close(); err != nil {
+			t.Fatal(err)
 		}
 	}
 	// Another origin caches the same tool: both fall back, now and after
