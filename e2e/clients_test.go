@@ -5,11 +5,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -127,10 +131,12 @@ func (n *nodeClient) next(t *testing.T, want string, d time.Duration) map[string
 }
 
 // wireCall is a tools/call the go-sdk client sent: whether it carried a
-// requestState, and the answer as it came off the wire.
+// requestState, its Mcp-Param-* headers, and the answer as it came off the
+// wire.
 type wireCall struct {
 	tool         string
 	requestState bool
+	paramHeaders map[string]string // by lower-case name
 	mu           sync.Mutex
 	answer       bytes.Buffer
 }
@@ -158,7 +164,12 @@ func (l *wireLog) RoundTrip(r *http.Request) (*http.Response, error) {
 			} `json:"params"`
 		}
 		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
-			call = &wireCall{tool: msg.Params.Name, requestState: msg.Params.RequestState != ""}
+			call = &wireCall{tool: msg.Params.Name, requestState: msg.Params.RequestState != "", paramHeaders: map[string]string{}}
+			for k, v := range r.Header {
+				if k := strings.ToLower(k); strings.HasPrefix(k, "mcp-param-") {
+					call.paramHeaders[k] = strings.Join(v, ", ")
+				}
+			}
 			l.mu.Lock()
 			l.calls = append(l.calls, call)
 			l.mu.Unlock()
@@ -218,9 +229,27 @@ func (c *wireCall) resultType() string {
 
 // wireSummary is the tools/call traffic as the Node scripts print it.
 type wireSummary struct {
-	Tool         string `json:"tool"`
-	RequestState bool   `json:"requestState"`
-	ResultType   string `json:"resultType"`
+	Tool         string            `json:"tool"`
+	RequestState bool              `json:"requestState"`
+	ParamHeaders map[string]string `json:"paramHeaders"`
+	ResultType   string            `json:"resultType"`
+}
+
+// String shows a call without its headers.
+func (w wireSummary) String() string {
+	return fmt.Sprintf("{%s requestState:%v resultType:%s}", w.Tool, w.RequestState, w.ResultType)
+}
+
+// callsOf returns the calls of tool, without their headers.
+func callsOf(wire []wireSummary, tool string) []wireSummary {
+	var out []wireSummary
+	for _, w := range wire {
+		if w.Tool == tool {
+			w.ParamHeaders = nil
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 func (l *wireLog) summary() []wireSummary {
@@ -228,7 +257,7 @@ func (l *wireLog) summary() []wireSummary {
 	defer l.mu.Unlock()
 	out := make([]wireSummary, len(l.calls))
 	for i, c := range l.calls {
-		out[i] = wireSummary{Tool: c.tool, RequestState: c.requestState, ResultType: c.resultType()}
+		out[i] = wireSummary{Tool: c.tool, RequestState: c.requestState, ParamHeaders: c.paramHeaders, ResultType: c.resultType()}
 	}
 	return out
 }
@@ -238,24 +267,70 @@ func (l *wireLog) summary() []wireSummary {
 // the retry that carries the requestState completes.
 func checkConfirmedCall(t *testing.T, who string, wire []wireSummary, tool string) {
 	t.Helper()
-	var got []wireSummary
+	got := callsOf(wire, tool)
+	want := []wireSummary{{Tool: tool, ResultType: "input_required"}, {Tool: tool, RequestState: true, ResultType: "complete"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: the tools/call traffic of %s is %+v, want an input request and a retry with its requestState: %+v", who, tool, got, want)
+	}
+}
+
+// headerPage registers header_args, a read-only tool whose schema marks two
+// arguments with x-mcp-header: a 2026-07-28 client mirrors them into
+// Mcp-Param-Region and Mcp-Param-N headers, which webmcp-cdp checks against
+// the body.
+const headerPage = `<!DOCTYPE html><html><head><meta charset="utf-8"><title>headers</title></head><body><script>
+document.modelContext.registerTool({
+  name: "header_args",
+  description: "Return the arguments as JSON.",
+  inputSchema: {type: "object", properties: {
+    region: {type: "string", "x-mcp-header": "Region"},
+    n: {type: "integer", "x-mcp-header": "N"},
+    text: {type: "string"}}},
+  annotations: {readOnlyHint: true},
+  execute: async (args) => JSON.stringify(args),
+});
+</script></body></html>`
+
+// headerArgs are header_args's arguments: a region that is not ASCII goes
+// into its header in base64, and text is not mirrored.
+const headerArgs = `{"region":"Zoë","n":3,"text":"not mirrored"}`
+
+// mirroredHeaders are the headers a 2026-07-28 client sends with headerArgs.
+var mirroredHeaders = map[string]string{"mcp-param-region": "=?base64?Wm/Dqw==?=", "mcp-param-n": "3"}
+
+// checkHeaderArgs checks header_args's result: the page got headerArgs.
+func checkHeaderArgs(t *testing.T, who string, res *mcp.CallToolResult) {
+	t.Helper()
+	var got, want any
+	json.Unmarshal([]byte(headerArgs), &want)
+	if res == nil || res.IsError || json.Unmarshal([]byte(text(res)), &got) != nil || !reflect.DeepEqual(got, want) {
+		b, _ := json.Marshal(res)
+		t.Errorf("%s: header_args answered %s, want the page to get %s", who, b, headerArgs)
+	}
+}
+
+// checkParamHeaders checks the Mcp-Param-* headers of the one call of tool.
+func checkParamHeaders(t *testing.T, who string, wire []wireSummary, tool string, want map[string]string) {
+	t.Helper()
+	var got []map[string]string
 	for _, w := range wire {
 		if w.Tool == tool {
-			got = append(got, w)
+			got = append(got, w.ParamHeaders)
 		}
 	}
-	want := []wireSummary{{tool, false, "input_required"}, {tool, true, "complete"}}
-	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
-		t.Errorf("%s: the tools/call traffic of %s is %+v, want an input request and a retry with its requestState: %+v", who, tool, got, want)
+	if len(got) != 1 || !maps.Equal(got[0], want) {
+		t.Errorf("%s: the calls of %s carried the headers %v, want one call with %v", who, tool, got, want)
 	}
 }
 
 // TestClientsOfBothEras (issue 26, point 6): three real MCP clients at once
 // on one /mcp of webmcp-cdp launch --http --confirm writes, over a notes
-// page in real Chromium. The go-sdk client and the TypeScript SDK v2 client
-// negotiate 2026-07-28 (no session), the TypeScript SDK v1 client
-// 2025-11-25 (a session). Each lists and calls a read-only page tool, gets
-// tools/list_changed when a new tab's page registers its tools (the 2026
+// page and a page whose tool's arguments go into headers, in real
+// Chromium. The go-sdk client and the TypeScript SDK v2 client negotiate
+// 2026-07-28 (no session), the TypeScript SDK v1 client 2025-11-25 (a
+// session). Each lists and calls the read-only header_args (the 2026
+// clients mirror its arguments into Mcp-Param-* headers, the 2025 one
+// sends none, and all three calls reach the page), gets tools/list_changed when a new tab's page registers its tools (the 2026
 // clients through subscriptions/listen, tagged with their subscription id;
 // the 2025 client on its GET stream), and calls the new page's echo, which
 // needs a confirmation: an input request answered in a retry for the 2026
@@ -265,10 +340,12 @@ func TestClientsOfBothEras(t *testing.T) {
 	base := serveFixtures(t)
 	v2Dir := tsClientV2Dir(t)
 	jsDir := npmDir(t)
-	endpoint := startHTTP(t, "launch", "--headless", "--http", "127.0.0.1:0", "--confirm", "writes", base+"/notes/")
-
-	v2 := startNodeClient(t, "the TypeScript SDK v2 client", filepath.Join(v2Dir, "client.mjs"), endpoint, "list_notes", "echo", "from the TS v2 client")
-	v1 := startNodeClient(t, "the TypeScript SDK v1 client", filepath.Join(jsDir, "legacy-http-client.mjs"), endpoint, "list_notes", "echo", "from the TS v1 client")
+	headers := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, headerPage)
+	}))
+	t.Cleanup(headers.Close)
+	endpoint := startHTTP(t, "launch", "--headless", "--http", "127.0.0.1:0", "--confirm", "writes", base+"/notes/", headers.URL+"/")
 
 	// The go-sdk client: its answers to questions, its subscription's
 	// acknowledgement and the tools/call traffic are watched.
@@ -314,10 +391,19 @@ func TestClientsOfBothEras(t *testing.T) {
 	if id := cs.ID(); id != "" {
 		t.Errorf("the go-sdk client on 2026-07-28 got session %q; the revision has none", id)
 	}
-	tools := c.waitFor("the notes tools (go-sdk client)", hasSuffix("list_notes", 1))
-	if got := c.callOK(toolWithSuffix(tools, "list_notes")[0], map[string]any{}); got != "[]" {
-		t.Errorf("go-sdk client: list_notes = %q, want []", got)
-	}
+	tools := c.waitFor("the pages' tools (go-sdk client)", func(tools map[string]*mcp.Tool) bool {
+		return hasSuffix("list_notes", 1)(tools) && hasSuffix("header_args", 1)(tools)
+	})
+
+	// The Node clients start once the pages' tools are there.
+	v2 := startNodeClient(t, "the TypeScript SDK v2 client", filepath.Join(v2Dir, "client.mjs"), endpoint, "header_args", headerArgs, "echo", "from the TS v2 client")
+	v1 := startNodeClient(t, "the TypeScript SDK v1 client", filepath.Join(jsDir, "legacy-http-client.mjs"), endpoint, "header_args", headerArgs, "echo", "from the TS v1 client")
+
+	headerTool := toolWithSuffix(tools, "header_args")[0]
+	var args map[string]any
+	json.Unmarshal([]byte(headerArgs), &args)
+	checkHeaderArgs(t, "go-sdk client", c.call(headerTool, args))
+	checkParamHeaders(t, "go-sdk client", wire.summary(), headerTool, mirroredHeaders)
 	select {
 	case <-acked:
 	case <-time.After(15 * time.Second):
@@ -361,7 +447,7 @@ func TestClientsOfBothEras(t *testing.T) {
 		t.Errorf("go-sdk client: the confirmed echo = %q", got)
 	}
 	if asked.Load() != 1 {
-		t.Errorf("the go-sdk client was asked %d times, want 1 (the confirmation of echo; list_notes is read-only)", asked.Load())
+		t.Errorf("the go-sdk client was asked %d times, want 1 (the confirmation of echo; header_args is read-only)", asked.Load())
 	} else if q := <-questions; !strings.Contains(q, echo) {
 		t.Errorf("the go-sdk client's question %q does not name %s", q, echo)
 	}
@@ -405,9 +491,12 @@ func checkNodeClient(t *testing.T, n *nodeClient, modern bool, echo string) {
 	if modern {
 		wantText = "from the TS v2 client"
 	}
-	if r.ReadResult == nil || r.ReadResult.IsError || text(r.ReadResult) != "[]" {
-		t.Errorf("%s: %s = %s, want []", n.name, r.ReadTool, raw)
+	checkHeaderArgs(t, n.name, r.ReadResult)
+	wantHeaders := mirroredHeaders
+	if !modern {
+		wantHeaders = nil
 	}
+	checkParamHeaders(t, n.name, r.Wire, r.ReadTool, wantHeaders)
 	if r.NewTool != echo {
 		t.Errorf("%s found the new tab's tool %q after list_changed, want %s", n.name, r.NewTool, echo)
 	}
@@ -447,13 +536,8 @@ func checkNodeClient(t *testing.T, n *nodeClient, modern bool, echo string) {
 	}
 	// One tools/call of echo, answered once the client accepted the
 	// elicitation request that came on its stream meanwhile.
-	var calls []wireSummary
-	for _, w := range r.Wire {
-		if w.Tool == echo {
-			calls = append(calls, w)
-		}
-	}
-	if want := (wireSummary{echo, false, "complete"}); len(calls) != 1 || calls[0] != want {
+	calls := callsOf(r.Wire, echo)
+	if want := (wireSummary{Tool: echo, ResultType: "complete"}); len(calls) != 1 || !reflect.DeepEqual(calls[0], want) {
 		t.Errorf("%s: the tools/call traffic of %s is %+v, want one call, asked through an elicitation request: %+v", n.name, echo, calls, want)
 	}
 }

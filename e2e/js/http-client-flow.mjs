@@ -6,18 +6,20 @@
 // give run() their SDK's client. It imports nothing, so that each of them
 // resolves its own SDK from its own node_modules.
 //
-//   node SCRIPT ENDPOINT READ_SUFFIX NEW_SUFFIX TEXT
+//   node SCRIPT ENDPOINT READ_SUFFIX READ_ARGS NEW_SUFFIX TEXT
 //
 // The client connects, lists the tools, calls the read-only page tool whose
-// name ends in _READ_SUFFIX, starts listening for tools/list_changed and
-// prints {"step":"ready",...}. Then, at each list_changed (the test opens a
+// name ends in _READ_SUFFIX with the JSON object READ_ARGS (a 2026-07-28
+// client mirrors the arguments its schema marks with x-mcp-header into
+// Mcp-Param-* headers), starts listening for tools/list_changed and prints
+// {"step":"ready",...}. Then, at each list_changed (the test opens a
 // new tab whose page registers a tool ending in _NEW_SUFFIX), it lists
 // again until that tool is there, and calls it with {text: TEXT}: webmcp-cdp
 // runs with --confirm writes, so the server asks the client first (an input
 // request or an elicitation request, by revision), and the client accepts.
 // It prints {"step":"done",...} with what it saw, including the tools/call
-// traffic on the wire (whether a request carried a requestState, and the
-// resultType of its answer), and exits 0; on any failure it prints
+// traffic on the wire (whether a request carried a requestState, its
+// Mcp-Param-* headers, and the resultType of its answer), and exits 0; on any failure it prints
 // {"step":"error","error":...} and exits 1.
 
 const print = (o) => process.stdout.write(JSON.stringify(o) + '\n');
@@ -60,12 +62,14 @@ function hooks() {
       body = undefined;
     }
     if (body?.method === 'tools/call') {
+      const headers = new Headers(init.headers);
       const entry = {
         tool: body.params?.name,
         requestState: typeof body.params?.requestState === 'string' && body.params.requestState !== '',
         inputResponses: Object.keys(body.params?.inputResponses ?? {}),
-        protocolVersionHeader: new Headers(init.headers).get('mcp-protocol-version'),
-        sessionHeader: new Headers(init.headers).has('mcp-session-id'),
+        protocolVersionHeader: headers.get('mcp-protocol-version'),
+        sessionHeader: headers.has('mcp-session-id'),
+        paramHeaders: Object.fromEntries([...headers].filter(([k]) => k.startsWith('mcp-param-'))),
       };
       h.wire.push(entry);
       // Read a copy of the answer without holding the client back: on a
@@ -101,7 +105,7 @@ function hooks() {
 // once list_changed will reach the client), facts() (what the SDK knows of
 // the connection, for the report), close() }.
 export async function run(connect) {
-  const [endpoint, readSuffix, newSuffix, text] = process.argv.slice(2);
+  const [endpoint, readSuffix, readArgs, newSuffix, text] = process.argv.slice(2);
   const h = hooks();
   try {
     const client = await connect(new URL(endpoint), h);
@@ -110,7 +114,7 @@ export async function run(connect) {
     const toolsBefore = await client.listTools();
     const readTool = find(toolsBefore, readSuffix);
     if (!readTool) throw new Error(`tools/list lacks a tool ending in _${readSuffix}: ${toolsBefore.join(', ')}`);
-    const readResult = await client.callTool({ name: readTool, arguments: {} });
+    const readResult = await client.callTool({ name: readTool, arguments: JSON.parse(readArgs) });
     await Promise.race([client.listen(), timeout(15000, 'the client to listen for list_changed')]);
     print({ step: 'ready', version: client.version });
 

@@ -6,7 +6,7 @@
 // its GET event stream, and answers the confirmation as an
 // elicitation/create request from the server.
 //
-//   node legacy-http-client.mjs ENDPOINT READ_SUFFIX NEW_SUFFIX TEXT
+//   node legacy-http-client.mjs ENDPOINT READ_SUFFIX READ_ARGS NEW_SUFFIX TEXT
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';

@@ -7,7 +7,7 @@
 // through its elicitation handler (the SDK retries the call with the
 // answer and the requestState).
 //
-//   node client.mjs ENDPOINT READ_SUFFIX NEW_SUFFIX TEXT
+//   node client.mjs ENDPOINT READ_SUFFIX READ_ARGS NEW_SUFFIX TEXT
 import { Client, StreamableHTTPClientTransport, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/client';
 import { run } from '../../js/http-client-flow.mjs';
 
