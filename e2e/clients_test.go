@@ -324,18 +324,20 @@ func checkParamHeaders(t *testing.T, who string, wire []wireSummary, tool string
 }
 
 // TestClientsOfBothEras (issue 26, point 6): three real MCP clients at once
-// on one /mcp of webmcp-cdp launch --http --confirm writes, over a notes
+// on one /mcp of webmcp-cdp launch --http --confirm writes, over the notes
 // page and a page whose tool's arguments go into headers, in real
 // Chromium. The go-sdk client and the TypeScript SDK v2 client negotiate
 // 2026-07-28 (no session), the TypeScript SDK v1 client 2025-11-25 (a
-// session). Each lists and calls the read-only header_args (the 2026
-// clients mirror its arguments into Mcp-Param-* headers, the 2025 one
-// sends none, and all three calls reach the page), gets tools/list_changed when a new tab's page registers its tools (the 2026
-// clients through subscriptions/listen, tagged with their subscription id;
-// the 2025 client on its GET stream), and calls the new page's echo, which
-// needs a confirmation: an input request answered in a retry for the 2026
-// clients, an elicitation request for the 2025 one. The echo then runs on
-// the page.
+// session). Each:
+//   - lists and calls the read-only header_args: the 2026 clients mirror
+//     its arguments into Mcp-Param-* headers, the 2025 one sends none, and
+//     all three calls reach the page;
+//   - gets tools/list_changed when a new tab's page registers its tools:
+//     the 2026 clients through subscriptions/listen, tagged with their
+//     subscription id, the 2025 client on its GET stream;
+//   - calls the new page's echo, which needs a confirmation: an input
+//     request answered in a retry for the 2026 clients, an elicitation
+//     request for the 2025 one. The echo then runs on the page.
 func TestClientsOfBothEras(t *testing.T) {
 	base := serveFixtures(t)
 	v2Dir := tsClientV2Dir(t)
