@@ -74,9 +74,10 @@ type Server struct {
 	listed     []*pageTool
 	// flush asks follow for a sync now; it closes the channel sent when
 	// the sync is done (Synced).
-	flush chan chan struct{}
-	calls callLog
-	hitl  *hitl
+	flush  chan chan struct{}
+	calls  callLog
+	recent recentClients // stateless clients, for the status page
+	hitl   *hitl
 	// pages and served are the MCP-B page servers' sessions and what of
 	// their resources and prompts is served (pageserver.go, resources.go).
 	pages  pageSessions

@@ -360,11 +360,17 @@ func clientSnippets(endpoint string, token bool) (string, string) {
 }
 
 // statusClients lists the connected MCP clients, at most n.
+// Clients of MCP 2026-07-28 over HTTP have no session; they are shown as
+// last seen (recent.go).
 func (s *Server) statusClients(n int) []statusClient {
-	var out []statusClient
+	out := s.recent.list(time.Now())
+	out = out[:min(len(out), n)]
 	for ss := range s.mcp.Sessions() {
 		if len(out) == n {
 			break
+		}
+		if stateless(ss) {
+			continue // shown above
 		}
 		c := statusClient{Name: "unknown", Session: ss.ID()}
 		if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
