@@ -23,7 +23,7 @@ import (
 // RFC 8414 or the OpenID address), a JWKS of locally made keys, and an
 // introspection endpoint answering from a table.
 type fakeIssuer struct {
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 
 	mu        sync.Mutex
@@ -64,7 +64,7 @@ func newSigner(t testing.TB, kid, alg string) signer {
 	return signer{kid: kid, alg: jwt.GetSigningMethod(alg), key: key}
 }
 
-func newFakeIssuer(t *testing.T, keys ...signer) *fakeIssuer {
+func newFakeIssuer(t testing.TB, keys ...signer) *fakeIssuer {
 	f := &fakeIssuer{t: t, keys: keys, opaque: map[string]string{}}
 	mux := http.NewServeMux()
 	meta := func(w http.ResponseWriter, r *http.Request) {

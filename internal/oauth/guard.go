@@ -138,22 +138,28 @@ func PrincipalFrom(ctx context.Context) *Principal {
 // Require lets through to next only the requests whose bearer token is
 // valid for the resource and carries the scopes need names, with the
 // principal in the request's context. The others get the challenges of RFC
-// 6750 §3 with the metadata's address (RFC 9728 §5.1): 401 without a
-// token, 401 invalid_token for a bad one, 403 insufficient_scope naming
-// the scopes, 400 invalid_request for a token in the query string.
+// 6750 §3 with the metadata's address (RFC 9728 §5.1) and the scopes the
+// request needs (so a client asks for just those, and steps up later): 401
+// without a token, 401 invalid_token for a bad one, 403 insufficient_scope,
+// 400 invalid_request for a token in the query string.
 func (g *Guard) Require(need NeedFunc, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Has("access_token") {
 			g.refuse(w, r, http.StatusBadRequest, "invalid_request", "send the access token in the Authorization header, never in the URL", nil)
 			return
 		}
+		n, err := need(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		token, ok := bearer(r)
 		if !ok {
-			g.refuse(w, r, http.StatusUnauthorized, "", "this endpoint needs an OAuth access token (Authorization: Bearer …); its metadata names the authorization server", nil)
+			g.refuse(w, r, http.StatusUnauthorized, "", "this endpoint needs an OAuth access token (Authorization: Bearer …); its metadata names the authorization server", nil, n.Scopes...)
 			return
 		}
 		if token == "" {
-			g.refuse(w, r, http.StatusUnauthorized, "invalid_token", "the Authorization header is not \"Bearer TOKEN\"", nil)
+			g.refuse(w, r, http.StatusUnauthorized, "invalid_token", "the Authorization header is not \"Bearer TOKEN\"", nil, n.Scopes...)
 			return
 		}
 		p, err := g.v.Verify(r.Context(), token)
@@ -164,15 +170,10 @@ func (g *Guard) Require(need NeedFunc, next http.Handler) http.Handler {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		case err != nil:
-			g.refuse(w, r, http.StatusUnauthorized, "invalid_token", reason(err), nil)
+			g.refuse(w, r, http.StatusUnauthorized, "invalid_token", reason(err), nil, n.Scopes...)
 			return
 		case !p.HasAudience(g.resource):
-			g.refuse(w, r, http.StatusUnauthorized, "invalid_token", fmt.Sprintf("the token is not for this resource: its audience is %q, not %q (ask the authorization server for a token with resource=%s)", p.Audience, g.resource, g.resource), p)
-			return
-		}
-		n, err := need(r)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+			g.refuse(w, r, http.StatusUnauthorized, "invalid_token", fmt.Sprintf("the token is not for this resource: its audience is %q, not %q (ask the authorization server for a token with resource=%s)", p.Audience, g.resource, g.resource), p, n.Scopes...)
 			return
 		}
 		var missing []string
