@@ -26,6 +26,7 @@ type oauthFlags struct {
 	callScope    string
 	skew         time.Duration
 	introCache   time.Duration
+	refetch      time.Duration
 }
 
 func (f *oauthFlags) register(fs *pflag.FlagSet) {
@@ -36,6 +37,7 @@ func (f *oauthFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.readScope, "oauth-read-scope", mcpserver.DefaultReadScope, "the scope that lets a token list and read (tools, tabs, prompts, resources, the status page)")
 	fs.StringVar(&f.callScope, "oauth-call-scope", mcpserver.DefaultCallScope, "the scope that lets a token call tools and open, reload or close tabs")
 	fs.DurationVar(&f.skew, "oauth-clock-skew", oauth.DefaultClockSkew, "tolerance on an OAuth token's exp and nbf for clocks that drift")
+	fs.DurationVar(&f.refetch, "oauth-jwks-refetch-interval", oauth.DefaultRefetchInterval, "least time between two fetches of an issuer's keys when tokens name a key id it does not know (key rotation; a flood of made-up key ids costs the issuer one request per interval)")
 	fs.DurationVar(&f.introCache, "oauth-introspection-cache", oauth.DefaultIntrospectionCache, "how long an introspection answer is kept (a revoked opaque token works this long at most); 0 keeps none")
 }
 
@@ -72,6 +74,9 @@ func (f *oauthFlags) check(addr string, loopback bool, token string) error {
 	if f.readScope == "" || f.callScope == "" || f.readScope == f.callScope || strings.ContainsAny(f.readScope+f.callScope, " \"\\") {
 		return fmt.Errorf("--oauth-read-scope %q and --oauth-call-scope %q: two different scope names without spaces or quotes", f.readScope, f.callScope)
 	}
+	if f.refetch < time.Second {
+		return fmt.Errorf("--oauth-jwks-refetch-interval %s: at least 1s", f.refetch)
+	}
 	if f.skew < 0 || f.skew > 5*time.Minute {
 		return fmt.Errorf("--oauth-clock-skew %s: between 0s and 5m", f.skew)
 	}
@@ -106,6 +111,7 @@ func (f *oauthFlags) auth(ctx context.Context) (*mcpserver.AuthOptions, error) {
 	v, err := oauth.NewVerifier(ctx, oauth.Config{
 		Issuers:                   f.issuers,
 		ClockSkew:                 skew,
+		RefetchInterval:           f.refetch,
 		IntrospectionClientID:     f.clientID,
 		IntrospectionClientSecret: f.clientSecret,
 		IntrospectionCache:        cache,

@@ -10,7 +10,7 @@ import (
 // with a message that says what to do.
 func TestOAuthFlagsCheck(t *testing.T) {
 	base := func() oauthFlags {
-		return oauthFlags{issuers: []string{"https://login.example.com"}, readScope: "webmcp:read", callScope: "webmcp:call", skew: 30 * time.Second}
+		return oauthFlags{issuers: []string{"https://login.example.com"}, readScope: "webmcp:read", callScope: "webmcp:call", skew: 30 * time.Second, refetch: 10 * time.Second}
 	}
 	tests := []struct {
 		name     string
@@ -30,6 +30,7 @@ func TestOAuthFlagsCheck(t *testing.T) {
 		{name: "same scopes", addr: "127.0.0.1:8808", loopback: true, change: func(f *oauthFlags) { f.callScope = f.readScope }, wantErr: "two different scope names"},
 		{name: "scope with a space", addr: "127.0.0.1:8808", loopback: true, change: func(f *oauthFlags) { f.callScope = "a b" }, wantErr: "two different scope names"},
 		{name: "skew too large", addr: "127.0.0.1:8808", loopback: true, change: func(f *oauthFlags) { f.skew = time.Hour }, wantErr: "between 0s and 5m"},
+		{name: "refetch too often", addr: "127.0.0.1:8808", loopback: true, change: func(f *oauthFlags) { f.refetch = time.Millisecond }, wantErr: "at least 1s"},
 		{name: "--public-url without an issuer", change: func(f *oauthFlags) { f.issuers = nil; f.publicURL = "https://x/mcp" }, wantErr: "give --oauth-issuer too"},
 	}
 	for _, tt := range tests {
