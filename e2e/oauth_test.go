@@ -329,6 +329,25 @@ func TestOAuthResourceServer(t *testing.T) {
 		if strings.Contains(logs, "eyJ") {
 			t.Error("a token is in the log")
 		}
+		// The status page's last calls name the caller (fed by a watcher:
+		// looked at again for up to 5 s).
+		read := as.token(t, as.Issuer, "reader", "webmcp:read", "")
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			req, _ := http.NewRequest(http.MethodGet, origin+"/", nil)
+			req.Header.Set("Authorization", "Bearer "+read)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && strings.Contains(string(page), "<code>"+addNote+"</code> <span class=\"muted\">by agent</span>") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the status page (%s) does not name the caller of %s:\n%s", resp.Status, addNote, page)
+			}
+		}
 	})
 	if addNote == "" {
 		t.Fatal("the notes page's tools were not listed")

@@ -10,8 +10,10 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/segmentio/encoding/json"
 
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/oauth"
 )
 
@@ -127,6 +129,38 @@ func tokenInfo(p *oauth.Principal) *auth.TokenInfo {
 		UserID:     p.Issuer + " " + who,
 		Extra:      map[string]any{"sub": p.Subject, "client_id": p.ClientID, "iss": p.Issuer},
 	}
+}
+
+// callerFromToken names, for the call records (the status page's last
+// calls), who asks for a tools/call: the OAuth token's subject and client.
+func callerFromToken(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			if who := callerOf(req.GetExtra()); who != "" {
+				ctx = hub.WithCaller(ctx, who)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// callerOf names the principal of an OAuth token ("" for none, or for a
+// static --token): "sub (client id)", or the client alone.
+func callerOf(extra *mcp.RequestExtra) string {
+	if extra == nil || extra.TokenInfo == nil {
+		return ""
+	}
+	sub, _ := extra.TokenInfo.Extra["sub"].(string)
+	client, _ := extra.TokenInfo.Extra["client_id"].(string)
+	switch {
+	case sub != "" && client != "" && sub != client:
+		return sub + " (" + client + ")"
+	case sub != "":
+		return sub
+	case client != "":
+		return "client " + client
+	}
+	return ""
 }
 
 // rpcPeek is what the scope check reads of a JSON-RPC message: the same

@@ -106,6 +106,35 @@ func TestOAuthMode(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("a page tool with webmcp:call: %v %v", err, res)
 	}
+
+	// The status page needs the read scope, and names who called. The
+	// call log is fed by a watcher goroutine: look again for up to 5 s.
+	status := func(token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(url, "mcp"), nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, _ := status(""); code != http.StatusUnauthorized {
+		t.Errorf("the status page without a token: %d", code)
+	}
+	read := iss.Token(t, url, "webmcp:read")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		code, body := status(read)
+		if code == http.StatusOK && strings.Contains(body, "by alice (agent-1)") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the status page (%d) does not name the caller:\n%s", code, body)
+		}
+	}
 }
 
 // TestOAuthExclusive: a static token and OAuth are never both taken.
