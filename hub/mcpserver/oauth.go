@@ -75,10 +75,11 @@ func newOAuthEdge(s *Server, opts HTTPOptions) (*oauthEdge, error) {
 		e.call = DefaultCallScope
 	}
 	g, err := oauth.NewGuard(a.Verifier, oauth.GuardOptions{
-		Resource:     a.PublicURL,
-		Scopes:       []string{e.read, e.call},
-		ResourceName: "webmcp-cdp: the tools of the pages of a browser",
-		Logger:       s.logger,
+		Resource:        a.PublicURL,
+		Scopes:          []string{e.read, e.call},
+		ChallengeScopes: []string{e.read},
+		ResourceName:    "webmcp-cdp: the tools of the pages of a browser",
+		Logger:          s.logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--public-url: %w", err)

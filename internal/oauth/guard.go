@@ -24,6 +24,11 @@ type GuardOptions struct {
 	Scopes []string
 	// ResourceName names the resource for people, in its metadata.
 	ResourceName string
+	// ChallengeScopes are the scopes a 401 challenge names: what a client
+	// should ask for first (it steps up on a 403 that names more). The
+	// body of a request without a good token is never read, so 401s
+	// cannot name the request's own needs.
+	ChallengeScopes []string
 	// Logger gets the requests let in and refused (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -37,6 +42,7 @@ type Guard struct {
 	metaURL  string // the metadata's address, for challenges
 	paths    []string
 	meta     []byte
+	first    []string // ChallengeScopes
 	logger   *slog.Logger
 }
 
@@ -69,7 +75,7 @@ func NewGuard(v *Verifier, opts GuardOptions) (*Guard, error) {
 		return nil, err
 	}
 	path := strings.TrimSuffix(u.Path, "/")
-	g := &Guard{v: v, resource: opts.Resource, meta: meta, logger: opts.Logger, paths: []string{MetadataPath}}
+	g := &Guard{v: v, resource: opts.Resource, meta: meta, first: opts.ChallengeScopes, logger: opts.Logger, paths: []string{MetadataPath}}
 	if path != "" {
 		g.paths = append(g.paths, MetadataPath+path)
 	}
@@ -137,29 +143,26 @@ func PrincipalFrom(ctx context.Context) *Principal {
 
 // Require lets through to next only the requests whose bearer token is
 // valid for the resource and carries the scopes need names, with the
-// principal in the request's context. The others get the challenges of RFC
-// 6750 §3 with the metadata's address (RFC 9728 §5.1) and the scopes the
-// request needs (so a client asks for just those, and steps up later): 401
-// without a token, 401 invalid_token for a bad one, 403 insufficient_scope,
-// 400 invalid_request for a token in the query string.
+// principal in the request's context; need is asked only then (a request
+// without a good token is refused before its body is read). The others get
+// the challenges of RFC 6750 §3 with the metadata's address (RFC 9728
+// §5.1): 401 without a token and 401 invalid_token for a bad one (naming
+// ChallengeScopes), 403 insufficient_scope naming the scopes the request
+// needs (so a client steps up), 400 invalid_request for a token in the
+// query string.
 func (g *Guard) Require(need NeedFunc, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Has("access_token") {
 			g.refuse(w, r, http.StatusBadRequest, "invalid_request", "send the access token in the Authorization header, never in the URL", nil)
 			return
 		}
-		n, err := need(r)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
 		token, ok := bearer(r)
 		if !ok {
-			g.refuse(w, r, http.StatusUnauthorized, "", "this endpoint needs an OAuth access token (Authorization: Bearer …); its metadata names the authorization server", nil, n.Scopes...)
+			g.refuse(w, r, http.StatusUnauthorized, "", "this endpoint needs an OAuth access token (Authorization: Bearer …); its metadata names the authorization server", nil, g.first...)
 			return
 		}
 		if token == "" {
-			g.refuse(w, r, http.StatusUnauthorized, "invalid_token", "the Authorization header is not \"Bearer TOKEN\"", nil, n.Scopes...)
+			g.refuse(w, r, http.StatusUnauthorized, "invalid_token", "the Authorization header is not \"Bearer TOKEN\"", nil, g.first...)
 			return
 		}
 		p, err := g.v.Verify(r.Context(), token)
@@ -170,10 +173,15 @@ func (g *Guard) Require(need NeedFunc, next http.Handler) http.Handler {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		case err != nil:
-			g.refuse(w, r, http.StatusUnauthorized, "invalid_token", reason(err), nil, n.Scopes...)
+			g.refuse(w, r, http.StatusUnauthorized, "invalid_token", reason(err), nil, g.first...)
 			return
 		case !p.HasAudience(g.resource):
-			g.refuse(w, r, http.StatusUnauthorized, "invalid_token", fmt.Sprintf("the token is not for this resource: its audience is %q, not %q (ask the authorization server for a token with resource=%s)", p.Audience, g.resource, g.resource), p, n.Scopes...)
+			g.refuse(w, r, http.StatusUnauthorized, "invalid_token", fmt.Sprintf("the token is not for this resource: its audience is %q, not %q (ask the authorization server for a token with resource=%s)", p.Audience, g.resource, g.resource), p, g.first...)
+			return
+		}
+		n, err := need(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		var missing []string

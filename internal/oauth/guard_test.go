@@ -18,7 +18,7 @@ func TestGuard(t *testing.T) {
 	iss := newFakeIssuer(t, rs)
 	v := newTestVerifier(t, Config{Issuers: []string{iss.srv.URL}})
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	g, err := NewGuard(v, GuardOptions{Resource: testResource, Scopes: []string{"webmcp:read", "webmcp:call"}, Logger: quiet})
+	g, err := NewGuard(v, GuardOptions{Resource: testResource, Scopes: []string{"webmcp:read", "webmcp:call"}, ChallengeScopes: []string{"webmcp:read"}, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,8 @@ func TestGuard(t *testing.T) {
 		return Need{Scopes: []string{"webmcp:read"}, Op: "tools/list"}, nil
 	}
 	var seen *Principal
-	h := g.Require(need, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	needed := false
+	h := g.Require(func(r *http.Request) (Need, error) { needed = true; return need(r) }, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = PrincipalFrom(r.Context())
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -83,7 +84,7 @@ func TestGuard(t *testing.T) {
 			if tt.op != "" {
 				r.Header.Set("X-Op", tt.op)
 			}
-			seen = nil
+			seen, needed = nil, false
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
 			if w.Code != tt.status {
@@ -99,6 +100,9 @@ func TestGuard(t *testing.T) {
 				}
 			} else if seen != nil {
 				t.Fatal("a refused request reached the handler")
+			}
+			if needed != (tt.status == http.StatusNoContent || tt.status == http.StatusForbidden) {
+				t.Fatalf("the request's needs were read (%v) for a %d", needed, tt.status)
 			}
 		})
 	}
