@@ -1,8 +1,16 @@
 package mcpserver
 
 import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/oauth"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/oauth/oauthtest"
 )
 
 // TestOAuthNeeds: the scope each JSON-RPC body needs, read as the go-sdk
@@ -44,5 +52,35 @@ func TestOAuthNeeds(t *testing.T) {
 				t.Errorf("needs %q (act %v), want %q (act %v); op %q", got, n.Act, tt.scopes, tt.act, n.Op)
 			}
 		})
+	}
+}
+
+// BenchmarkOAuthGuard is OAuth mode's own work on a tools/call, without the
+// network and the MCP server: the token check (cached after the first
+// request), the body peek for the scope, and the go-sdk's TokenInfo.
+func BenchmarkOAuthGuard(b *testing.B) {
+	iss := oauthtest.New(b)
+	v, err := oauth.NewVerifier(context.Background(), oauth.Config{Issuers: []string{iss.URL}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const url = "http://127.0.0.1:8808/mcp"
+	s := &Server{logger: slog.New(slog.DiscardHandler)}
+	e, err := newOAuthEdge(s, HTTPOptions{MaxBodyBytes: 4 << 20, Auth: &AuthOptions{Verifier: v, PublicURL: url}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := e.mcp(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	auth := "Bearer " + iss.Token(b, url, "webmcp:read webmcp:call")
+	body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shop_add_to_cart","arguments":{"query":"x"}}}`
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		r.Header.Set("Authorization", auth)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatal(w.Code, w.Body)
+		}
 	}
 }
