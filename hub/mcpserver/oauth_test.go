@@ -137,6 +137,43 @@ func TestOAuthMode(t *testing.T) {
 	}
 }
 
+// TestOAuthSessionStaysWithItsPrincipal: a session opened with one
+// subject's token is not usable with another subject's (the go-sdk checks
+// the TokenInfo this mode hands it).
+func TestOAuthSessionStaysWithItsPrincipal(t *testing.T) {
+	url, iss, _ := oauthServer(t)
+	post := func(token, session, body string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp, string(data)
+	}
+	alice := iss.TokenFor(t, "alice", url, "webmcp:read webmcp:call")
+	resp, _ := post(alice, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"a","version":"0"}}}`)
+	session := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || session == "" {
+		t.Fatalf("initialize: %s, session %q", resp.Status, session)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	if resp, body := post(alice, session, list); resp.StatusCode != http.StatusOK {
+		t.Fatalf("alice in her session: %s %s", resp.Status, body)
+	}
+	if resp, body := post(iss.TokenFor(t, "bob", url, "webmcp:read webmcp:call"), session, list); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("bob in alice's session: %s %s, want 403", resp.Status, body)
+	}
+}
+
 // TestOAuthExclusive: a static token and OAuth are never both taken.
 func TestOAuthExclusive(t *testing.T) {
 	iss := oauthtest.New(t)

@@ -50,9 +50,15 @@ func New(tb testing.TB) *Issuer {
 // hour, for subject "alice" and client "agent-1".
 func (is *Issuer) Token(tb testing.TB, audience, scope string) string {
 	tb.Helper()
+	return is.TokenFor(tb, "alice", audience, scope)
+}
+
+// TokenFor is Token for another subject.
+func (is *Issuer) TokenFor(tb testing.TB, subject, audience, scope string) string {
+	tb.Helper()
 	now := time.Now()
 	t := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{
-		"iss": is.URL, "sub": "alice", "client_id": "agent-1", "aud": audience, "scope": scope,
+		"iss": is.URL, "sub": subject, "client_id": "agent-1", "aud": audience, "scope": scope,
 		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(),
 	})
 	t.Header["kid"], t.Header["typ"] = "k1", "at+jwt"
