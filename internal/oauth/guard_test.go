@@ -152,3 +152,26 @@ func TestGuardMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardUnavailable: a token that cannot be checked now (the
+// introspection endpoint refuses this server) gets 503 with Retry-After,
+// not a 401 that would send the client for a new token.
+func TestGuardUnavailable(t *testing.T) {
+	iss := newFakeIssuer(t, newSigner(t, "rs-1", "RS256"))
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	v := newTestVerifier(t, Config{Issuers: []string{iss.srv.URL}, IntrospectionClientID: "rs", IntrospectionClientSecret: "wrong", Logger: quiet})
+	g, err := NewGuard(v, GuardOptions{Resource: testResource, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := g.Require(func(*http.Request) (Need, error) { return Need{}, nil }, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		t.Error("an unchecked token was let in")
+	}))
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Header.Set("Authorization", "Bearer opaque-token")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "1" || w.Header().Get("WWW-Authenticate") != "" {
+		t.Fatalf("%d, Retry-After %q, WWW-Authenticate %q: %s", w.Code, w.Header().Get("Retry-After"), w.Header().Get("WWW-Authenticate"), w.Body)
+	}
+}
