@@ -30,7 +30,7 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) core.
 	start := time.Now()
 	tabN := 0
 	res := h.call(ctx, name, args, &tabN)
-	rec := CallRecord{At: start, Tool: name, Tab: tabN, Took: time.Since(start), OK: !res.IsError}
+	rec := CallRecord{At: start, Tool: name, Tab: tabN, Took: time.Since(start), OK: !res.IsError, Caller: Caller(ctx)}
 	if res.IsError {
 		rec.Error = res.FirstText()
 		if len(rec.Error) > 200 {

@@ -158,6 +158,8 @@ type CallRecord struct {
 	OK bool
 	// Error is the error text, cut to 200 bytes.
 	Error string
+	// Caller is who asked for the call (WithCaller), or "".
+	Caller string
 }
 
 // tab is an open tab. id, n and inflight never change; the rest is guarded

@@ -25,6 +25,7 @@ type httpFlags struct {
 	maxBody      int64
 	readTimeout  time.Duration
 	maxConnsIP   int
+	oauth        oauthFlags
 }
 
 func (f *httpFlags) register(fs *pflag.FlagSet) {
@@ -33,19 +34,23 @@ func (f *httpFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "further host names accepted in Host and Origin headers (for a server reached by name), repeatable: NAME (this server's port or the default port), NAME:PORT, or an origin such as https://NAME:8443")
 	fs.Int64Var(&f.maxBody, "max-body-bytes", 4<<20, "largest HTTP request body")
 	fs.IntVar(&f.maxConnsIP, "http-max-conns-per-ip", mcpserver.DefaultMaxConnsPerIP, "most HTTP connections one client address may hold open at once; more get 503")
+	f.oauth.register(fs)
 	fs.DurationVar(&f.readTimeout, "http-read-timeout", mcpserver.DefaultReadTimeout, "longest time an HTTP client may take to send a request's headers, and again its body; a slower one is cut off (responses and event streams are not bounded)")
 }
 
 // check refuses bad --http values before anything starts.
 func (f *httpFlags) check() error {
 	if f.addr == "" {
-		return nil
+		return f.oauth.check("", false, "")
 	}
 	addr, loopback, err := mcpserver.ListenAddr(f.addr)
 	if err != nil {
 		return err
 	}
-	if !loopback && f.options().Token == "" {
+	if err := f.oauth.check(addr, loopback, f.options().Token); err != nil {
+		return err
+	}
+	if !loopback && f.options().Token == "" && !f.oauth.enabled() {
 		return fmt.Errorf("--http %s is not a loopback address: set --token (or WEBMCP_CDP_TOKEN) so that only your clients can call the browser's tools", addr)
 	}
 	if err := mcpserver.CheckAllowedHosts(f.allowedHosts); err != nil {
@@ -68,7 +73,23 @@ func (f *httpFlags) options() mcpserver.HTTPOptions {
 	if token == "" {
 		token = os.Getenv("WEBMCP_CDP_TOKEN")
 	}
-	return mcpserver.HTTPOptions{Addr: f.addr, Token: token, MaxBodyBytes: f.maxBody, AllowedHosts: f.allowedHosts, ReadTimeout: f.readTimeout, MaxConnsPerIP: f.maxConnsIP}
+	hosts := f.allowedHosts
+	if o := f.oauth.allowedOrigin(); o != "" {
+		hosts = append(hosts[:len(hosts):len(hosts)], o)
+	}
+	return mcpserver.HTTPOptions{Addr: f.addr, Token: token, MaxBodyBytes: f.maxBody, AllowedHosts: hosts, ReadTimeout: f.readTimeout, MaxConnsPerIP: f.maxConnsIP}
+}
+
+// serveOptions are options() with OAuth mode's, whose issuers are read
+// now: a server that starts can check tokens.
+func (f *httpFlags) serveOptions(ctx context.Context) (mcpserver.HTTPOptions, error) {
+	opts := f.options()
+	a, err := f.oauth.auth(ctx)
+	if err != nil {
+		return opts, &exitError{code: 2, err: err}
+	}
+	opts.Auth = a
+	return opts, nil
 }
 
 // serve serves MCP on the transport the flags choose, until the client
@@ -84,7 +105,10 @@ func (s *session) serve(ctx context.Context, hf *httpFlags, exited <-chan struct
 		return s.serveStdio(ctx, exited, why)
 	}
 	errc := make(chan error, 1)
-	opts := hf.options()
+	opts, err := hf.serveOptions(ctx)
+	if err != nil {
+		return err
+	}
 	if v, err := cdp.Version(ctx, s.conn); err == nil {
 		opts.Browser = v.Product
 	}

@@ -211,7 +211,10 @@ func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backen
 		}
 	}
 	errc := make(chan error, 1)
-	hopts := bf.http.options()
+	hopts, err := bf.http.serveOptions(ctx)
+	if err != nil {
+		return err
+	}
 	hopts.Browser = fmt.Sprintf("%d browsers: %s", len(names), strings.Join(names, ", "))
 	hopts.StatusLink = printStatusLink
 	hopts.Browsers = func() []mcpserver.BrowserStatus {

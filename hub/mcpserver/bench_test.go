@@ -159,12 +159,18 @@ func BenchmarkToolsList(b *testing.B) {
 // rawHTTPClient speaks JSON-RPC to a streamable HTTP endpoint in a session
 // of its own and reads the answers without decoding them.
 type rawHTTPClient struct {
-	tb      testing.TB
-	url, id string
+	tb            testing.TB
+	url, id, auth string
 }
 
 func newRawHTTPClient(tb testing.TB, url string) *rawHTTPClient {
-	c := &rawHTTPClient{tb: tb, url: url}
+	return newRawHTTPClientWith(tb, url, "")
+}
+
+// newRawHTTPClientWith sends auth (when not "") as every request's
+// Authorization.
+func newRawHTTPClientWith(tb testing.TB, url, auth string) *rawHTTPClient {
+	c := &rawHTTPClient{tb: tb, url: url, auth: auth}
 	h, _ := c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"0"}}}`)
 	if c.id = h.Get("Mcp-Session-Id"); c.id == "" {
 		tb.Fatal("no session id")
@@ -180,6 +186,9 @@ func (c *rawHTTPClient) post(body string) (http.Header, []byte) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.auth != "" {
+		req.Header.Set("Authorization", c.auth)
+	}
 	if c.id != "" {
 		req.Header.Set("Mcp-Session-Id", c.id)
 		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")

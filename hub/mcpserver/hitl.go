@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
@@ -189,6 +191,9 @@ func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name 
 	}
 	elicit := canElicit(req.Session)
 	pc := h.newPending(name, args, elicit, s.opts.Dialogs, "")
+	if who := hub.Caller(ctx); who != "" { // runCtx is not the request's (oauth.go)
+		pc.runCtx = hub.WithCaller(pc.runCtx, who)
+	}
 	pc.progress.target(req)
 	if ask, why := s.needsConfirm(name); ask {
 		if !elicit {

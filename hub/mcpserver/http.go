@@ -54,6 +54,9 @@ type HTTPOptions struct {
 	// Token, a one-time link (and again when someone asks for the page
 	// without one). Default: the log.
 	StatusLink func(url string)
+	// Auth, when set, puts the endpoint in OAuth mode (oauth.go): tokens
+	// of an authorization server instead of Token, never both.
+	Auth *AuthOptions
 }
 
 // BrowserStatus is one of several browsers served, for the status page.
@@ -125,7 +128,10 @@ func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !loopback && opts.Token == "" {
+	if opts.Token != "" && opts.Auth != nil {
+		return nil, errors.New("--token and --oauth-issuer are both set: the HTTP endpoint takes either a static token or OAuth tokens; drop one")
+	}
+	if !loopback && opts.Token == "" && opts.Auth == nil {
 		return nil, fmt.Errorf("--http %s is not a loopback address: set --token (or WEBMCP_CDP_TOKEN) so that only your clients can call the browser's tools", addr)
 	}
 	if opts.MaxBodyBytes <= 0 {
@@ -169,7 +175,7 @@ func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
 			errc <- fmt.Errorf("the HTTP endpoint stopped: %w", err)
 		}
 	}()
-	s.logger.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "token", opts.Token != "")
+	s.logger.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "token", opts.Token != "", "oauth", opts.Auth != nil)
 	status.start()
 	return &HTTP{srv: srv, ln: ln}, nil
 }
@@ -207,6 +213,21 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, stat
 	// The status page guards itself: with a token it opens through a
 	// one-time link and a cookie (status.go).
 	mux := http.NewServeMux()
+	if opts.Auth != nil {
+		// OAuth mode (oauth.go): metadata, and a token with the scope each
+		// request needs, for /mcp and the status page alike.
+		if opts.Auth.PublicURL == "" {
+			a := *opts.Auth
+			a.PublicURL = "http://" + bound + "/mcp"
+			opts.Auth = &a
+		}
+		e, err := newOAuthEdge(s, opts)
+		if err != nil {
+			return nil, err
+		}
+		h, status = e.mcp(h), e.status(status)
+		e.mount(mux)
+	}
 	mux.Handle("/mcp", h)
 	mux.Handle("GET /{$}", status)
 	p, err := newSitePolicy(bound, loopback, opts.AllowedHosts)

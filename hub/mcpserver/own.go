@@ -150,6 +150,7 @@ func (s *Server) listTools(in listToolsArgs) listToolsOut {
 
 func (s *Server) addOwnTools() {
 	s.mcp.AddReceivingMiddleware(s.teachUnknown, s.noteClients)
+	s.mcp.AddReceivingMiddleware(callerFromToken) // oauth.go
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_list_tabs", Annotations: ro, InputSchema: schemaNone,
 		Description: "List the open tabs (number, URL, title, active) and their tools."},

@@ -102,7 +102,7 @@ button{font:inherit;margin-right:.5rem}.err{color:#f88}.ok{color:#8f8}.muted{col
 {{else}}<tr><td colspan="5" class="muted">no tabs</td></tr>{{end}}</table>
 <h2>Last calls</h2>
 <table id="calls"><tr><th>when</th><th>tool</th><th>tab</th><th>took</th><th>result</th></tr>
-{{range .Calls}}<tr><td>{{.At.Format "15:04:05"}}</td><td><code>{{.Tool}}</code></td><td>{{.Tab}}</td><td class="took">{{took .Took}}</td><td>{{if .OK}}<span class="ok">ok</span>{{else}}<span class="err">error</span> {{.Error}}{{end}}</td></tr>
+{{range .Calls}}<tr><td>{{.At.Format "15:04:05"}}</td><td><code>{{.Tool}}</code>{{if .Caller}} <span class="muted">by {{.Caller}}</span>{{end}}</td><td>{{.Tab}}</td><td class="took">{{took .Took}}</td><td>{{if .OK}}<span class="ok">ok</span>{{else}}<span class="err">error</span> {{.Error}}{{end}}</td></tr>
 {{else}}<tr><td colspan="5" class="muted">no calls yet</td></tr>{{end}}</table>
 <h2>Refused tools</h2>
 {{if gt .RefusedTotal (len .Refusals)}}<p class="muted">the last {{len .Refusals}} of {{.RefusedTotal}}</p>{{end}}
