@@ -17,7 +17,7 @@ func newBench() *cobra.Command {
 	var cpuprofile, memprofile string
 	var rows []string
 	var forwardPage, forwardHTTPPage, forwardHTTPAddr string
-	var forwardHTTPSSE bool
+	var forwardHTTPMode bench.ForwardHTTPMode
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure webmcp-cdp on this machine and print one table (Chromium required)",
@@ -36,7 +36,7 @@ func newBench() *cobra.Command {
 			}
 			if forwardHTTPPage != "" {
 				// The same floor behind a streamable HTTP client (bench.ForwardHTTP).
-				return bench.ForwardHTTP(cmd.Context(), forwardHTTPPage, forwardHTTPAddr, forwardHTTPSSE)
+				return bench.ForwardHTTP(cmd.Context(), forwardHTTPPage, forwardHTTPAddr, forwardHTTPMode)
 			}
 			self, err := os.Executable()
 			if err != nil {
@@ -65,8 +65,10 @@ func newBench() *cobra.Command {
 	cmd.Flags().MarkHidden("forward-http-page")
 	cmd.Flags().StringVar(&forwardHTTPAddr, "forward-http-addr", "", "the `HOST:PORT` the streamable HTTP forwarder listens on")
 	cmd.Flags().MarkHidden("forward-http-addr")
-	cmd.Flags().BoolVar(&forwardHTTPSSE, "forward-http-sse", false, "the streamable HTTP forwarder answers tools/call with an event stream")
+	cmd.Flags().BoolVar(&forwardHTTPMode.SSE, "forward-http-sse", false, "the streamable HTTP forwarder answers tools/call with an event stream")
 	cmd.Flags().MarkHidden("forward-http-sse")
+	cmd.Flags().BoolVar(&forwardHTTPMode.Stateless, "forward-http-stateless", false, "the streamable HTTP forwarder serves MCP 2026-07-28 only, statelessly")
+	cmd.Flags().MarkHidden("forward-http-stateless")
 	cmd.Flags().StringSliceVar(&rows, "rows", nil, "measure only these groups of rows: "+strings.Join(bench.RowGroups, ", ")+" (all when empty)")
 	return cmd
 }
