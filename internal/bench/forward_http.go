@@ -85,6 +85,13 @@ func ForwardHTTP(ctx context.Context, page, addr string, mode ForwardHTTPMode) e
 	}
 }
 
+// ForwardHandler is the HTTP forwarder's handler of /mcp with call in place
+// of the call into the page: the floor of the in-process benchmarks of the
+// HTTP edge (hub/mcpserver's BenchmarkCallHTTP).
+func ForwardHandler(call func(context.Context) error, mode ForwardHTTPMode) http.Handler {
+	return forwardHandler(call, mode)
+}
+
 // forwardRequest is the part of a JSON-RPC message the forwarder reads.
 type forwardRequest struct {
 	JSONRPC string          `json:"jsonrpc"`
