@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
@@ -54,7 +56,9 @@ var fuzzStatuses = []int{
 // check, both go-sdk handlers) of a server over a browser that echoes,
 // with a page tool whose argument region is mirrored in Mcp-Param-Region.
 // It never panics, answers within fuzzBound with a status of
-// fuzzStatuses, and a 200 answer to a request with an id carries that id.
+// fuzzStatuses, a 200 answer to a request with an id carries that id, and
+// a 2026-07-28 request whose headers disagree with its body is not served
+// (checkHeadersAgree).
 func FuzzHTTP(f *testing.F) {
 	logger := slog.New(slog.DiscardHandler)
 	h := hub.New(echoBrowser{}, hub.Options{Logger: logger})
@@ -103,19 +107,58 @@ func FuzzHTTP(f *testing.F) {
 		}
 		if w.Code == http.StatusOK {
 			checkAnswerID(t, body, w)
+			if version >= protocol20260728 {
+				checkHeadersAgree(t, r.Header, body, w)
+			}
 		}
 	})
 }
 
+// checkHeadersAgree fails when a 2026-07-28 request was served although
+// its Mcp-Method or Mcp-Name header disagrees with its body, or, for a
+// call of the tool region, its Mcp-Param-Region with the argument region.
+// The answer may carry a JSON-RPC error (then the request was not served).
+func checkHeadersAgree(t *testing.T, h http.Header, body []byte, w *httptest.ResponseRecorder) {
+	if strings.Contains(w.Body.String(), `"error":{`) {
+		return
+	}
+	var req struct {
+		Method string `json:"method"`
+		Params struct {
+			Name      string         `json:"name"`
+			Arguments map[string]any `json:"arguments"`
+		} `json:"params"`
+	}
+	if jsonv2.Unmarshal(body, &req) != nil {
+		return
+	}
+	if m := h.Get(headerMethod); m != "" && m != req.Method {
+		t.Fatalf("served %s with Mcp-Method %q: %.300s", req.Method, m, w.Body)
+	}
+	if req.Method != "tools/call" {
+		return
+	}
+	if n := h.Get(headerName); n != "" && n != req.Params.Name {
+		t.Fatalf("served a call of %q with Mcp-Name %q: %.300s", req.Params.Name, n, w.Body)
+	}
+	if region, ok := req.Params.Arguments["region"].(string); ok && req.Params.Name == "127_0_0_1_8080_region" {
+		if got, ok := decodeHeaderValue(h.Get("Mcp-Param-Region")); !ok || got != region {
+			t.Fatalf("served a call with region %q and Mcp-Param-Region %q: %.300s", region, h.Get("Mcp-Param-Region"), w.Body)
+		}
+	}
+}
+
 // checkAnswerID fails when body is a JSON-RPC request with an id and the
 // answer's response (the body, or an event of its stream) has another.
-// An answer cut short by the end of the request's context has none.
+// An answer cut short by the end of the request's context has none. The
+// checks read JSON as the SDK does: member names exact, no duplicates
+// (jsonv2), where encoding/json would match names in any case.
 func checkAnswerID(t *testing.T, body []byte, w *httptest.ResponseRecorder) {
 	var req struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	}
-	if json.Unmarshal(body, &req) != nil || len(req.ID) == 0 || req.Method == "" || string(req.ID) == "null" {
+	if jsonv2.Unmarshal(body, &req) != nil || len(req.ID) == 0 || req.Method == "" || string(req.ID) == "null" {
 		return
 	}
 	var msgs []string
@@ -138,7 +181,7 @@ func checkAnswerID(t *testing.T, body []byte, w *httptest.ResponseRecorder) {
 			Result json.RawMessage `json:"result"`
 			Error  json.RawMessage `json:"error"`
 		}
-		if json.Unmarshal([]byte(m), &resp) != nil || (resp.Result == nil && resp.Error == nil) {
+		if jsonv2.Unmarshal([]byte(m), &resp) != nil || (resp.Result == nil && resp.Error == nil) {
 			continue // a notification or a request of the server's
 		}
 		var got any
