@@ -23,11 +23,13 @@ func newBench() *cobra.Command {
 		Short: "Measure webmcp-cdp on this machine and print one table (Chromium required)",
 		Long: "bench runs this binary as an MCP server over stdio and over HTTP against a bench page with ten\n" +
 			"tools. Each latency row makes tools/call and raw Runtime.callFunctionOn calls into the same page\n" +
-			"in one loop, alternating which goes first, and prints p50/p95/p99 of both and their ratios. It\n" +
-			"also prints calls/s of 8 concurrent callers over stdio next to 8 raw CDP callers (alternating\n" +
-			"rounds), navigation to the client having the new tools, and the RSS of the webmcp-cdp process\n" +
-			"with 1, 10 and 100 tabs (anonymous and file pages), then the Go runtime's figures of that\n" +
-			"process: heap, goal, stacks, goroutines, collections.",
+			"in one loop, alternating which goes first, and prints p50/p95/p99 of both and their ratios. Over\n" +
+			"HTTP it measures the go-sdk client at MCP 2026-07-28 and 2025-11-25 in one loop with raw CDP and\n" +
+			"a minimal stateless forwarder, the floor of any server behind that client. It also prints\n" +
+			"calls/s of 8 concurrent callers over stdio next to 8 raw CDP callers (alternating rounds),\n" +
+			"navigation to the client having the new tools, and the RSS of the webmcp-cdp process with 1,\n" +
+			"10 and 100 tabs (anonymous and file pages), then the Go runtime's figures of that process:\n" +
+			"heap, goal, stacks, goroutines, collections.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if forwardPage != "" {
