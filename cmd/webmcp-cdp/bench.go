@@ -17,17 +17,19 @@ func newBench() *cobra.Command {
 	var cpuprofile, memprofile string
 	var rows []string
 	var forwardPage, forwardHTTPPage, forwardHTTPAddr string
-	var forwardHTTPSSE bool
+	var forwardHTTPMode bench.ForwardHTTPMode
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure webmcp-cdp on this machine and print one table (Chromium required)",
 		Long: "bench runs this binary as an MCP server over stdio and over HTTP against a bench page with ten\n" +
 			"tools. Each latency row makes tools/call and raw Runtime.callFunctionOn calls into the same page\n" +
-			"in one loop, alternating which goes first, and prints p50/p95/p99 of both and their ratios. It\n" +
-			"also prints calls/s of 8 concurrent callers over stdio next to 8 raw CDP callers (alternating\n" +
-			"rounds), navigation to the client having the new tools, and the RSS of the webmcp-cdp process\n" +
-			"with 1, 10 and 100 tabs (anonymous and file pages), then the Go runtime's figures of that\n" +
-			"process: heap, goal, stacks, goroutines, collections.",
+			"in one loop, alternating which goes first, and prints p50/p95/p99 of both and their ratios. Over\n" +
+			"HTTP it measures the go-sdk client at MCP 2026-07-28 and 2025-11-25 in one loop with raw CDP and\n" +
+			"a minimal stateless forwarder, the floor of any server behind that client. It also prints\n" +
+			"calls/s of 8 concurrent callers over stdio next to 8 raw CDP callers (alternating rounds),\n" +
+			"navigation to the client having the new tools, and the RSS of the webmcp-cdp process with 1,\n" +
+			"10 and 100 tabs (anonymous and file pages), then the Go runtime's figures of that process:\n" +
+			"heap, goal, stacks, goroutines, collections.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if forwardPage != "" {
@@ -36,7 +38,7 @@ func newBench() *cobra.Command {
 			}
 			if forwardHTTPPage != "" {
 				// The same floor behind a streamable HTTP client (bench.ForwardHTTP).
-				return bench.ForwardHTTP(cmd.Context(), forwardHTTPPage, forwardHTTPAddr, forwardHTTPSSE)
+				return bench.ForwardHTTP(cmd.Context(), forwardHTTPPage, forwardHTTPAddr, forwardHTTPMode)
 			}
 			self, err := os.Executable()
 			if err != nil {
@@ -65,8 +67,10 @@ func newBench() *cobra.Command {
 	cmd.Flags().MarkHidden("forward-http-page")
 	cmd.Flags().StringVar(&forwardHTTPAddr, "forward-http-addr", "", "the `HOST:PORT` the streamable HTTP forwarder listens on")
 	cmd.Flags().MarkHidden("forward-http-addr")
-	cmd.Flags().BoolVar(&forwardHTTPSSE, "forward-http-sse", false, "the streamable HTTP forwarder answers tools/call with an event stream")
+	cmd.Flags().BoolVar(&forwardHTTPMode.SSE, "forward-http-sse", false, "the streamable HTTP forwarder answers tools/call with an event stream")
 	cmd.Flags().MarkHidden("forward-http-sse")
+	cmd.Flags().BoolVar(&forwardHTTPMode.Stateless, "forward-http-stateless", false, "the streamable HTTP forwarder serves MCP 2026-07-28 only, statelessly")
+	cmd.Flags().MarkHidden("forward-http-stateless")
 	cmd.Flags().StringSliceVar(&rows, "rows", nil, "measure only these groups of rows: "+strings.Join(bench.RowGroups, ", ")+" (all when empty)")
 	return cmd
 }

@@ -304,8 +304,10 @@ func sdkForwarderRows(ctx context.Context, opts Options, page string, raw func(c
 	return nil
 }
 
-// httpRows adds the rows measured over streamable HTTP: latency, the
-// latency of the minimal HTTP forwarder (the floor), and memory.
+// httpRows adds the rows measured over streamable HTTP: latency at MCP
+// 2026-07-28 and 2025-11-25 beside the minimal stateless forwarder's
+// (revisions.go), the latency of the minimal HTTP forwarder of the older
+// revisions (the floor of 2025-11-25), and memory.
 // env is added to the server's environment.
 func httpRows(ctx context.Context, opts Options, env []string, page string, raw func(context.Context) error, add func(what, value string)) error {
 	dir, err := os.MkdirTemp("", "webmcp-cdp-bench-")
@@ -323,7 +325,7 @@ func httpRows(ctx context.Context, opts Options, env []string, page string, raw 
 	if err != nil {
 		return err
 	}
-	if err := pairedRows(ctx, "streamable HTTP", opts.Calls, caller(h.cs, echo), raw, add); err != nil {
+	if err := revisionRows(ctx, opts, h, echo, page, raw, add); err != nil { // revisions.go
 		return err
 	}
 	if err := forwardHTTPRows(ctx, opts, page, raw, add); err != nil {

@@ -29,6 +29,27 @@ func TestPairedAlternatesWhoGoesFirst(t *testing.T) {
 	}
 }
 
+func TestInterleavedRotatesWhoGoesFirst(t *testing.T) {
+	var order []string
+	rec := func(name string) func(context.Context) error {
+		return func(context.Context) error { order = append(order, name); return nil }
+	}
+	ls, err := Interleaved(t.Context(), 3, rec("a"), rec("b"), rec("c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a", "b", "c", "b", "c", "a", "c", "a", "b"}; !slices.Equal(order, want) {
+		t.Errorf("call order %v, want %v", order, want)
+	}
+	if len(ls) != 3 || len(ls[0]) != 3 || len(ls[1]) != 3 || len(ls[2]) != 3 {
+		t.Errorf("got latencies %v, want 3 of each of 3", ls)
+	}
+	boom := errors.New("boom")
+	if _, err := Interleaved(t.Context(), 3, rec("a"), func(context.Context) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("err = %v, want boom", err)
+	}
+}
+
 func TestPairedStopsAtTheFirstError(t *testing.T) {
 	boom := errors.New("boom")
 	calls := 0

@@ -19,7 +19,24 @@ const (
 	forwardHTTPFlag     = "--forward-http-page"
 	forwardHTTPAddrFlag = "--forward-http-addr"
 	forwardHTTPSSEFlag  = "--forward-http-sse"
+	// forwardHTTPStatelessFlag makes the forwarder a 2026-07-28 server.
+	forwardHTTPStatelessFlag = "--forward-http-stateless"
 )
+
+// ForwardHTTPMode is how the HTTP forwarder answers.
+type ForwardHTTPMode struct {
+	// SSE answers tools/call with an event stream of one event (as the
+	// go-sdk server behind webmcp-cdp answers it) rather than
+	// application/json.
+	SSE bool
+	// Stateless makes the forwarder a server of MCP 2026-07-28 only: its
+	// server/discover names 2026-07-28, so the go-sdk client makes no
+	// initialize and sends the per-request _meta in every request, and
+	// every result carries what that client expects of the revision
+	// (resultType "complete", serverInfo in _meta). It reads no _meta and
+	// checks no header: the floor of a stateless server.
+	Stateless bool
+}
 
 // maxForwardBody bounds the body of one POST to the HTTP forwarder: the
 // go-sdk client's largest message, its initialize request, is well under
@@ -38,13 +55,12 @@ var forwardVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-1
 // streamable HTTP transport, as Forward is over stdio: it launches a
 // browser of its own on page, as raw CDP does, and serves POST /mcp on addr
 // with hand-written JSON-RPC (forwardHandler), each tools/call answered
-// after exactly one Runtime.callFunctionOn into the page, as
-// application/json or, when sse is set, as an event stream of one event
-// (as the go-sdk server behind webmcp-cdp answers). It serves until ctx
-// ends. `webmcp-cdp bench` starts it as a subprocess (the hidden flags
-// --forward-http-page, --forward-http-addr and --forward-http-sse) and
-// measures it with the go-sdk client, like the server over HTTP.
-func ForwardHTTP(ctx context.Context, page, addr string, sse bool) error {
+// after exactly one Runtime.callFunctionOn into the page, as mode says. It
+// serves until ctx ends. `webmcp-cdp bench` starts it as a subprocess (the
+// hidden flags --forward-http-page, --forward-http-addr,
+// --forward-http-sse and --forward-http-stateless) and measures it with
+// the go-sdk client, like the server over HTTP.
+func ForwardHTTP(ctx context.Context, page, addr string, mode ForwardHTTPMode) error {
 	if addr == "" {
 		return fmt.Errorf("the HTTP forwarder needs an address to listen on: pass %s HOST:PORT", forwardHTTPAddrFlag)
 	}
@@ -57,7 +73,7 @@ func ForwardHTTP(ctx context.Context, page, addr string, sse bool) error {
 	if err != nil {
 		return fmt.Errorf("the HTTP forwarder listening on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: forwardHandler(rb.call, sse), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: forwardHandler(rb.call, mode), ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -67,6 +83,13 @@ func ForwardHTTP(ctx context.Context, page, addr string, sse bool) error {
 		srv.Close()
 		return nil
 	}
+}
+
+// ForwardHandler is the HTTP forwarder's handler of /mcp with call in place
+// of the call into the page: the floor of the in-process benchmarks of the
+// HTTP edge (hub/mcpserver's BenchmarkCallHTTP).
+func ForwardHandler(call func(context.Context) error, mode ForwardHTTPMode) http.Handler {
+	return forwardHandler(call, mode)
 }
 
 // forwardRequest is the part of a JSON-RPC message the forwarder reads.
@@ -82,9 +105,18 @@ type forwardRequest struct {
 // notifications and responses get 202; initialize, server/discover, ping,
 // tools/list (one tool, echo_0) and tools/call of echo_0 get an
 // application/json answer, tools/call after exactly one call of call (its
-// answer one event of an event stream when sse is set). A GET (the
-// client's event stream) gets 405, as the transport allows.
-func forwardHandler(call func(context.Context) error, sse bool) http.Handler {
+// answer one event of an event stream when mode.SSE is set). A GET (the
+// client's event stream) gets 405, as the transport allows. With
+// mode.Stateless, server/discover names 2026-07-28 and each result carries
+// resultType and serverInfo (statelessResult).
+func forwardHandler(call func(context.Context) error, mode ForwardHTTPMode) http.Handler {
+	discover := `{"supportedVersions":["2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"tools":{}}}`
+	list := `{"tools":[{"name":"echo_0","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}]}`
+	ping, callResult := `{}`, forwardCallResult
+	if mode.Stateless {
+		discover = statelessResult(`"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}`)
+		list, ping, callResult = statelessResult(list[1:]), statelessResult("}"), statelessResult(forwardCallResult[1:])
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/mcp" {
 			http.NotFound(w, r)
@@ -133,11 +165,11 @@ func forwardHandler(call func(context.Context) error, sse bool) http.Handler {
 			}
 			writeResult(w, req.ID, `{"protocolVersion":"`+v+`","capabilities":{"tools":{}},`+forwardServerInfo+`}`)
 		case "server/discover":
-			writeResult(w, req.ID, `{"supportedVersions":["2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"tools":{}}}`)
+			writeResult(w, req.ID, discover)
 		case "ping":
-			writeResult(w, req.ID, `{}`)
+			writeResult(w, req.ID, ping)
 		case "tools/list":
-			writeResult(w, req.ID, `{"tools":[{"name":"echo_0","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}]}`)
+			writeResult(w, req.ID, list)
 		case "tools/call":
 			var p struct {
 				Name string `json:"name"`
@@ -147,18 +179,35 @@ func forwardHandler(call func(context.Context) error, sse bool) http.Handler {
 				return
 			}
 			answer := writeResult
-			if sse {
+			if mode.SSE {
 				answer = writeEvent
 			}
 			if err := call(r.Context()); err != nil {
-				answer(w, req.ID, `{"content":[{"type":"text","text":`+jsonString(err.Error())+`}],"isError":true}`)
+				failed := `"content":[{"type":"text","text":` + jsonString(err.Error()) + `}],"isError":true}`
+				if mode.Stateless {
+					answer(w, req.ID, statelessResult(failed))
+				} else {
+					answer(w, req.ID, "{"+failed)
+				}
 				return
 			}
-			answer(w, req.ID, forwardCallResult)
+			answer(w, req.ID, callResult)
 		default:
 			writeRPCError(w, http.StatusOK, req.ID, -32601, "the forwarder does not serve the method "+req.Method)
 		}
 	})
+}
+
+// statelessResult is a result of MCP 2026-07-28 as the go-sdk server
+// gives it, whose other members are rest (JSON object members and the
+// closing brace): resultType "complete" and the server's serverInfo in
+// _meta first.
+func statelessResult(rest string) string {
+	head := `{"resultType":"complete","_meta":{"io.modelcontextprotocol/` + forwardServerInfo[1:] + `}`
+	if rest == "}" {
+		return head + rest
+	}
+	return head + "," + rest
 }
 
 // writeResult answers the request id with result (JSON text).

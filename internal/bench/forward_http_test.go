@@ -16,18 +16,23 @@ import (
 
 // TestForwardHandlerWithTheGoSDKClient connects the go-sdk client to the
 // HTTP forwarder's handler, answering as application/json and as an event
-// stream, and checks that it lists echo_0 and that one tools/call makes
-// exactly one call into the page (here a counting func), whose error comes
-// back as a tool error.
+// stream, of the older revisions and (stateless) of 2026-07-28, and checks
+// the version the client settles on, that it lists echo_0 and that one
+// tools/call makes exactly one call into the page (here a counting func),
+// whose error comes back as a tool error.
 func TestForwardHandlerWithTheGoSDKClient(t *testing.T) {
-	for _, sse := range []bool{false, true} {
-		t.Run(map[bool]string{false: "json", true: "event stream"}[sse], func(t *testing.T) {
-			testForwardHandlerWithTheGoSDKClient(t, sse)
+	for _, mode := range []ForwardHTTPMode{{}, {SSE: true}, {Stateless: true}, {SSE: true, Stateless: true}} {
+		name := map[bool]string{false: "json", true: "event stream"}[mode.SSE]
+		if mode.Stateless {
+			name += ", stateless"
+		}
+		t.Run(name, func(t *testing.T) {
+			testForwardHandlerWithTheGoSDKClient(t, mode)
 		})
 	}
 }
 
-func testForwardHandlerWithTheGoSDKClient(t *testing.T, sse bool) {
+func testForwardHandlerWithTheGoSDKClient(t *testing.T, mode ForwardHTTPMode) {
 	var calls atomic.Int64
 	var fail atomic.Bool
 	call := func(context.Context) error {
@@ -37,15 +42,32 @@ func testForwardHandlerWithTheGoSDKClient(t *testing.T, sse bool) {
 		}
 		return nil
 	}
-	srv := httptest.NewServer(forwardHandler(call, sse))
+	var initialized atomic.Int64 // initialize requests
+	handler := forwardHandler(call, mode)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "" && r.Header.Get("Mcp-Protocol-Version") == "" {
+			initialized.Add(1) // only initialize goes without both
+		}
+		handler.ServeHTTP(w, r)
+	}))
 	defer srv.Close()
 	cs, err := newClient(make(chan struct{}, 1)).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 	if err != nil {
 		t.Fatalf("connecting the go-sdk client: %v", err)
 	}
 	defer cs.Close()
-	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
-		t.Errorf("negotiated protocol %q, want 2025-11-25 (what the go-sdk client falls back to with webmcp-cdp's stateful HTTP server)", v)
+	want, wantInit := "2025-11-25", int64(1) // what the client falls back to with a stateful go-sdk server
+	if mode.Stateless {
+		want, wantInit = "2026-07-28", 0
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != want {
+		t.Errorf("negotiated protocol %q, want %s", v, want)
+	}
+	if n := initialized.Load(); n != wantInit {
+		t.Errorf("the client sent %d initialize requests, want %d", n, wantInit)
+	}
+	if si := cs.InitializeResult().ServerInfo; si == nil || si.Name != "webmcp-cdp-bench-forwarder" {
+		t.Errorf("the client has server info %+v, want the forwarder's", si)
 	}
 	tools, err := listAll(t.Context(), cs)
 	if err != nil {
@@ -87,7 +109,7 @@ func testForwardHandlerWithTheGoSDKClient(t *testing.T, sse bool) {
 // checks the status and the answer, and that the page is never called.
 func TestForwardHandlerRejectsOddInput(t *testing.T) {
 	var calls atomic.Int64
-	srv := httptest.NewServer(forwardHandler(func(context.Context) error { calls.Add(1); return nil }, false))
+	srv := httptest.NewServer(forwardHandler(func(context.Context) error { calls.Add(1); return nil }, ForwardHTTPMode{}))
 	defer srv.Close()
 	for _, tc := range []struct {
 		name, method, path, body string

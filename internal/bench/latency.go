@@ -41,6 +41,29 @@ func Paired(ctx context.Context, n int, a, b func(context.Context) error) (Laten
 	return la, lb, nil
 }
 
+// Interleaved makes n rounds of calls in one loop, one call of each of fs
+// per round, rotating which goes first (round i starts with fs[i%len(fs)]
+// and goes on in order), so that noise on the machine falls on all alike
+// and each takes each place equally often when n is a multiple of
+// len(fs). It returns the latencies of each, in the order of fs.
+func Interleaved(ctx context.Context, n int, fs ...func(context.Context) error) ([]Latencies, error) {
+	ls := make([]Latencies, len(fs))
+	for j := range ls {
+		ls[j] = make(Latencies, 0, n)
+	}
+	for i := range n {
+		for k := range fs {
+			j := (i + k) % len(fs)
+			t0 := time.Now()
+			if err := fs[j](ctx); err != nil {
+				return nil, err
+			}
+			ls[j] = append(ls[j], time.Since(t0))
+		}
+	}
+	return ls, nil
+}
+
 // Throughput measures a and b each with workers concurrent callers, in
 // alternating rounds of length round (a, b, then b, a, and so on) until each
 // side has had rounds rounds, so that noise on the machine falls on both
