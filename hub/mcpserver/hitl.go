@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
@@ -70,10 +71,15 @@ type pendingCall struct {
 	id      string
 	name    string
 	args    json.RawMessage
-	done    chan *mcp.CallToolResult
+	done    chan outcome
 	dialogs chan dialogAsk
 	cancel  context.CancelFunc
 	runCtx  context.Context
+	// run makes the request (a page tool's call by default; a page
+	// server's prompts/get or resources/read, pagerelay.go).
+	run func(ctx context.Context) outcome
+	// questions are a page server's questions to the client (pagerelay.go).
+	questions chan *pageQuestion
 	// progress takes the call's progress to the client's latest request.
 	progress *progressSink
 
@@ -83,10 +89,40 @@ type pendingCall struct {
 
 	mu         sync.Mutex
 	asking     *dialogAsk // the dialog the client is being asked about
+	asked      []*pageQuestion // the page server's questions being asked
+	// caps are the client's capabilities as its latest request declared
+	// them; early are the answers a request brought before being asked
+	// (a client may answer a question it knows by its key).
+	caps  *mcp.ClientCapabilities
+	early mcp.InputResponseMap
 	confirming bool       // waiting for the client's go-ahead
 	started    bool
 	waiting    bool   // a request waits for the call's result or next question
 	failed     string // why the call must end as an error
+}
+
+// outcome is where a pending request stands for the client: its result
+// or error, or questions to answer first (asks, with the signed state).
+type outcome struct {
+	res   mcp.Result
+	err   error
+	asks  mcp.InputRequestMap
+	state string
+}
+
+// toolResult is o as a tools/call result.
+func (o outcome) toolResult() (*mcp.CallToolResult, error) {
+	if o.err != nil {
+		return nil, o.err
+	}
+	if o.asks != nil {
+		return &mcp.CallToolResult{InputRequests: o.asks, RequestState: o.state}, nil
+	}
+	res, _ := o.res.(*mcp.CallToolResult)
+	if res == nil {
+		return nil, fmt.Errorf("internal error: the call ended with a %T", o.res)
+	}
+	return res, nil
 }
 
 type dialogAsk struct {
@@ -183,12 +219,21 @@ func (s *Server) needsConfirm(name string) (bool, string) {
 // dialogs when needed.
 func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	h := s.hitl
+	cr := toolRequest(req)
 	if st := req.Params.RequestState; st != "" {
-		return h.retry(ctx, req, name, "")
+		if !h.signed(st) {
+			return nil, errForgedState
+		}
+		o, err := h.retry(ctx, cr, name, "")
+		if err != nil {
+			return nil, err
+		}
+		return o.toolResult()
 	}
 	elicit := canElicit(req.Session)
 	pc := h.newPending(name, args, elicit, s.opts.Dialogs, "")
-	pc.progress.target(req)
+	pc.caps, pc.early = cr.caps, cr.answers
+	pc.progress.target(cr.session, cr.token)
 	if ask, why := s.needsConfirm(name); ask {
 		if !elicit {
 			return errResult("%s needs your confirmation first (%s; --confirm %s), but this client cannot be asked (it has no elicitation)", name, why, s.opts.Confirm), nil
@@ -202,24 +247,65 @@ func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name 
 		}), nil
 	}
 	h.start(pc)
-	return h.wait(ctx, req, pc)
+	o, err := h.wait(ctx, cr, pc)
+	if err != nil {
+		return nil, err
+	}
+	return o.toolResult()
 }
 
-// retry takes a retried tools/call that carries the answer to a question
-// (req.Params.RequestState names the call), from owner.
-func (h *hitl) retry(ctx context.Context, req *mcp.CallToolRequest, name, owner string) (*mcp.CallToolResult, error) {
-	pc, ok := h.lookup(req.Params.RequestState, owner)
+// clientRequest is what a pending request needs of the client's request
+// that waits for it now (the first, or a retry): where progress goes, the
+// capabilities it declared, and the answers it carries.
+type clientRequest struct {
+	session *mcp.ServerSession
+	token   any // progress token, or nil
+	caps    *mcp.ClientCapabilities
+	state   string
+	answers mcp.InputResponseMap
+}
+
+func toolRequest(req *mcp.CallToolRequest) clientRequest {
+	return clientRequest{session: req.Session, token: req.Params.GetProgressToken(), caps: clientCaps(req.Session),
+		state: req.Params.RequestState, answers: req.Params.InputResponses}
+}
+
+// clientCaps returns the capabilities the client of ss declared, or nil.
+func clientCaps(ss *mcp.ServerSession) *mcp.ClientCapabilities {
+	if ss == nil {
+		return nil
+	}
+	if p := ss.InitializeParams(); p != nil {
+		return p.Capabilities
+	}
+	return nil
+}
+
+// errForgedState answers a requestState whose signature does not hold.
+var errForgedState = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+	Message: "requestState failed its integrity check (it was not issued by this server, or was altered): make the request again without it"}
+
+// signed says whether state carries this server's signature.
+func (h *hitl) signed(state string) bool {
+	id, _, ok := strings.Cut(state, ".")
+	return ok && hmac.Equal([]byte(h.state(id)), []byte(state))
+}
+
+// retry takes a retried request that carries the answer to a question
+// (its requestState names the pending request), from owner.
+func (h *hitl) retry(ctx context.Context, cr clientRequest, name, owner string) (outcome, error) {
+	pc, ok := h.lookup(cr.state, owner)
 	if !ok {
-		return errResult("this answer belongs to a call that is over or unknown; call %s again", name), nil
+		return outcome{res: errResult("this answer belongs to a call that is over or unknown; call %s again", name)}, nil
 	}
 	pc.mu.Lock()
 	busy := pc.waiting
 	pc.waiting = true
 	pc.mu.Unlock()
 	if busy {
-		return errResult("another request already waits for this call of %s; this retry was ignored", pc.name), nil
+		return outcome{res: errResult("another request already waits for this call of %s; this retry was ignored", pc.name)}, nil
 	}
-	return h.resume(ctx, req, pc)
+	return h.resume(ctx, cr, pc)
 }
 
 // runNow runs a call that cannot ask its client anything, in the caller's
@@ -266,15 +352,25 @@ func (h *hitl) newPending(name string, args json.RawMessage, elicit bool, policy
 	id := make([]byte, 12)
 	rand.Read(id)
 	pc := &pendingCall{
-		id:       hex.EncodeToString(id),
-		name:     name,
-		args:     args,
-		done:     make(chan *mcp.CallToolResult, 1),
-		dialogs:  make(chan dialogAsk),
-		progress: newProgressSink(),
-		owner:    owner,
+		id:        hex.EncodeToString(id),
+		name:      name,
+		args:      args,
+		done:      make(chan outcome, 1),
+		dialogs:   make(chan dialogAsk),
+		questions: make(chan *pageQuestion),
+		progress:  newProgressSink(),
+		owner:     owner,
 	}
-	cctx, cancel := context.WithCancel(withProgress(context.Background(), pc.progress))
+	pc.run = func(ctx context.Context) outcome {
+		res := CallToolResult(h.call(ctx, pc.name, pc.args))
+		pc.mu.Lock()
+		if pc.failed != "" {
+			res = errResult("%s: %s", pc.name, pc.failed)
+		}
+		pc.mu.Unlock()
+		return outcome{res: res}
+	}
+	cctx, cancel := context.WithCancel(withRelay(withProgress(context.Background(), pc.progress), pc))
 	pc.cancel = cancel
 	if !elicit {
 		pc.runCtx = core.WithDialogFunc(cctx, byPolicy(policy, func(why string) {
@@ -309,13 +405,7 @@ func (h *hitl) start(pc *pendingCall) {
 	pc.started = true
 	pc.mu.Unlock()
 	go func() {
-		res := CallToolResult(h.call(pc.runCtx, pc.name, pc.args))
-		pc.mu.Lock()
-		if pc.failed != "" {
-			res = errResult("%s: %s", pc.name, pc.failed)
-		}
-		pc.mu.Unlock()
-		pc.done <- res
+		pc.done <- pc.run(pc.runCtx)
 		pc.cancel()
 		// A client that never comes back for the result must not pin it.
 		time.AfterFunc(h.timeout, func() { h.remove(pc.id) })
@@ -323,26 +413,32 @@ func (h *hitl) start(pc *pendingCall) {
 }
 
 // resume takes the client's answer to what it was asked and waits on.
-func (h *hitl) resume(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCall) (*mcp.CallToolResult, error) {
-	pc.progress.target(req)
+func (h *hitl) resume(ctx context.Context, cr clientRequest, pc *pendingCall) (outcome, error) {
+	pc.progress.target(cr.session, cr.token)
 	pc.mu.Lock()
-	confirming, asking := pc.confirming, pc.asking
-	pc.confirming, pc.asking = false, nil
+	confirming, asking, asked := pc.confirming, pc.asking, pc.asked
+	pc.confirming, pc.asking, pc.asked = false, nil, nil
+	pc.caps = cr.caps
 	pc.mu.Unlock()
 	switch {
 	case confirming:
-		r, _ := req.Params.InputResponses["confirm"].(*mcp.ElicitResult)
+		r, _ := cr.answers["confirm"].(*mcp.ElicitResult)
 		if r == nil || r.Action != "accept" {
 			h.remove(pc.id)
 			pc.cancel()
-			return errResult("%s was not run: the user declined", pc.name), nil
+			return outcome{res: errResult("%s was not run: the user declined", pc.name)}, nil
 		}
 		h.start(pc)
 	case asking != nil:
-		r, _ := req.Params.InputResponses["dialog"].(*mcp.ElicitResult)
+		r, _ := cr.answers["dialog"].(*mcp.ElicitResult)
 		asking.answer <- dialogAnswer(asking.d, r)
+	case asked != nil:
+		if left := answerQuestions(asked, cr.answers); len(left) > 0 {
+			// Some answers are missing: ask for those again.
+			return h.askQuestions(pc, left), nil
+		}
 	}
-	return h.wait(ctx, req, pc)
+	return h.wait(ctx, cr, pc)
 }
 
 // dialogAnswer maps the client's answer onto the dialog's buttons.
@@ -381,7 +477,7 @@ func dialogElicit(d core.Dialog) *mcp.ElicitParams {
 // wait waits for the call's result or for a dialog to ask the client about,
 // sending progress while it waits when the client asked for it. A client
 // that cancels the request aborts the page's call.
-func (h *hitl) wait(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCall) (*mcp.CallToolResult, error) {
+func (h *hitl) wait(ctx context.Context, cr clientRequest, pc *pendingCall) (outcome, error) {
 	var tick <-chan time.Time
 	pc.mu.Lock()
 	pc.waiting = true
@@ -391,8 +487,8 @@ func (h *hitl) wait(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCa
 		pc.waiting = false
 		pc.mu.Unlock()
 	}()
-	defer pc.progress.target(nil)
-	if req.Params.GetProgressToken() != nil && req.Session != nil {
+	defer pc.progress.target(nil, nil)
+	if cr.token != nil && cr.session != nil {
 		// A heartbeat to the client while the page works, not a poll: the
 		// result and dialogs arrive on their channels.
 		t := time.NewTicker(time.Second)
@@ -402,22 +498,24 @@ func (h *hitl) wait(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCa
 	start := time.Now()
 	for {
 		select {
-		case res := <-pc.done:
+		case o := <-pc.done:
 			h.remove(pc.id)
-			return res, nil
+			return o, nil
 		case ask := <-pc.dialogs:
 			pc.mu.Lock()
 			pc.asking = &ask
 			pc.mu.Unlock()
 			h.add(pc)
-			return h.inputRequired(pc, "dialog", dialogElicit(ask.d)), nil
+			return outcome{asks: mcp.InputRequestMap{"dialog": dialogElicit(ask.d)}, state: h.state(pc.id)}, nil
+		case q := <-pc.questions:
+			return h.questionsArrived(ctx, pc, q)
 		case <-tick:
 			secs := time.Since(start).Seconds()
 			pc.progress.heartbeat(ctx, secs, fmt.Sprintf("%s is still running in the page (%.0f s)", pc.name, secs))
 		case <-ctx.Done():
 			pc.cancel()
 			h.remove(pc.id)
-			return nil, ctx.Err()
+			return outcome{}, ctx.Err()
 		}
 	}
 }

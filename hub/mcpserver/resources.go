@@ -196,9 +196,37 @@ func (s *Server) readPageResource(ctx context.Context, req *mcp.ReadResourceRequ
 	if err != nil {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
-	res, err := p.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: orig})
-	if err != nil {
-		return nil, fmt.Errorf("the page server could not read %s: %w", orig, err)
+	read := func(ctx context.Context) (*mcp.ReadResourceResult, error) {
+		meta, leave := p.relayMeta(ctx)
+		defer leave()
+		res, err := p.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: meta, URI: orig})
+		if err != nil {
+			return nil, fmt.Errorf("the page server could not read %s: %w", orig, err)
+		}
+		return res, nil
+	}
+	var res *mcp.ReadResourceResult
+	if canAsk(req.Session) || req.Params.RequestState != "" {
+		cr := clientRequest{session: req.Session, caps: clientCaps(req.Session), state: req.Params.RequestState, answers: req.Params.InputResponses}
+		o, err := s.relayed(ctx, cr, req.Params.URI, func(ctx context.Context) outcome {
+			res, err := read(ctx)
+			return outcome{res: res, err: err}
+		})
+		if err == nil {
+			err = o.err
+		}
+		if err != nil {
+			return nil, err
+		}
+		if o.asks != nil {
+			return &mcp.ReadResourceResult{InputRequests: o.asks, RequestState: o.state}, nil
+		}
+		res, _ = o.res.(*mcp.ReadResourceResult)
+	} else if res, err = read(ctx); err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, fmt.Errorf("the page server gave no result for %s", orig)
 	}
 	size := 0
 	for _, c := range res.Contents {
@@ -230,9 +258,37 @@ func (s *Server) getPagePrompt(ctx context.Context, req *mcp.GetPromptRequest) (
 	if p == nil {
 		return nil, fmt.Errorf("the page server of the prompt %q has stopped; list prompts again (prompts/list)", req.Params.Name)
 	}
-	res, err := p.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: orig, Arguments: req.Params.Arguments})
-	if err != nil {
-		return nil, fmt.Errorf("the page server could not give the prompt %s: %w", orig, err)
+	get := func(ctx context.Context) (*mcp.GetPromptResult, error) {
+		meta, leave := p.relayMeta(ctx)
+		defer leave()
+		res, err := p.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: meta, Name: orig, Arguments: req.Params.Arguments})
+		if err != nil {
+			return nil, fmt.Errorf("the page server could not give the prompt %s: %w", orig, err)
+		}
+		return res, nil
+	}
+	var res *mcp.GetPromptResult
+	if canAsk(req.Session) || req.Params.RequestState != "" {
+		cr := clientRequest{session: req.Session, caps: clientCaps(req.Session), state: req.Params.RequestState, answers: req.Params.InputResponses}
+		o, err := s.relayed(ctx, cr, req.Params.Name, func(ctx context.Context) outcome {
+			res, err := get(ctx)
+			return outcome{res: res, err: err}
+		})
+		if err == nil {
+			err = o.err
+		}
+		if err != nil {
+			return nil, err
+		}
+		if o.asks != nil {
+			return &mcp.GetPromptResult{InputRequests: o.asks, RequestState: o.state}, nil
+		}
+		res, _ = o.res.(*mcp.GetPromptResult)
+	} else if res, err = get(ctx); err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, fmt.Errorf("the page server gave no prompt %s", orig)
 	}
 	if raw, _ := json.Marshal(res); len(raw) > maxReadBytes {
 		return nil, fmt.Errorf("the prompt %s is %d bytes, over the limit of %d", req.Params.Name, len(raw), maxReadBytes)

@@ -299,7 +299,7 @@ func (s *Server) lastListed(name string) (hub.RoutedTool, *pageTool) {
 func (s *Server) callHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p := req.Params
-		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canElicit(req.Session) {
+		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canAsk(req.Session) {
 			return s.callNow(ctx, name, p.Arguments)
 		}
 		return s.handleCall(ctx, req, name, p.Arguments)
