@@ -87,15 +87,15 @@ type pendingCall struct {
 	// client, the relay connection for a call through the relay.
 	owner string
 
-	mu         sync.Mutex
-	asking     *dialogAsk // the dialog the client is being asked about
-	asked      []*pageQuestion // the page server's questions being asked
+	mu     sync.Mutex
+	asking *dialogAsk      // the dialog the client is being asked about
+	asked  []*pageQuestion // the page server's questions being asked
 	// caps are the client's capabilities as its latest request declared
 	// them; early are the answers a request brought before being asked
 	// (a client may answer a question it knows by its key).
-	caps  *mcp.ClientCapabilities
-	early mcp.InputResponseMap
-	confirming bool       // waiting for the client's go-ahead
+	caps       *mcp.ClientCapabilities
+	early      mcp.InputResponseMap
+	confirming bool // waiting for the client's go-ahead
 	started    bool
 	waiting    bool   // a request waits for the call's result or next question
 	failed     string // why the call must end as an error
