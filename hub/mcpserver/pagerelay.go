@@ -443,7 +443,13 @@ func (s *Server) relayed(ctx context.Context, cr clientRequest, name string, run
 		return o, nil
 	}
 	pc := h.newPending(name, nil, false, s.opts.Dialogs, "")
-	pc.run = run
+	pc.run = func(ctx context.Context) outcome {
+		// A page that never answers holds the request no longer than a
+		// tool call may take.
+		ctx, cancel := context.WithTimeout(ctx, h.timeout)
+		defer cancel()
+		return run(ctx)
+	}
 	pc.caps, pc.early = cr.caps, cr.answers
 	pc.progress.target(cr.session, cr.token)
 	h.start(pc)

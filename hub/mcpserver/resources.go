@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
@@ -365,4 +366,50 @@ func goneKeys(old, want map[string]string) []string {
 		}
 	}
 	return gone
+}
+
+// completePage forwards completion/complete for a page server's prompt or
+// resource template to its page server. A page server that offers no
+// completions (or a reference it does not know) gets no values, not an
+// error: completions are suggestions.
+func (s *Server) completePage(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	none := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+	ref := req.Params.Ref
+	if ref == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion/complete needs a ref (ref/prompt or ref/resource)"}
+	}
+	var key, orig string
+	var err error
+	switch ref.Type {
+	case "ref/prompt":
+		key, orig, err = s.hub.ResolvePrompt(ref.Name)
+	case "ref/resource":
+		key, orig, err = s.hub.ResolveURI(ref.URI)
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion/complete: unknown ref type %q (use ref/prompt or ref/resource)", ref.Type)}
+	}
+	if err != nil {
+		return none, nil
+	}
+	p := s.pages.get(key)
+	if p == nil || p.cs.InitializeResult().Capabilities == nil || p.cs.InitializeResult().Capabilities.Completions == nil {
+		return none, nil
+	}
+	fwd := *ref
+	if fwd.Type == "ref/prompt" {
+		fwd.Name = orig
+	} else {
+		fwd.URI = orig
+	}
+	res, err := p.cs.Complete(ctx, &mcp.CompleteParams{Ref: &fwd, Argument: req.Params.Argument, Context: req.Params.Context})
+	if err != nil {
+		return nil, fmt.Errorf("the page server could not complete %s: %w", req.Params.Argument.Name, err)
+	}
+	if len(res.Completion.Values) > 100 {
+		res.Completion.Values, res.Completion.HasMore = res.Completion.Values[:100], true
+	}
+	if res.Completion.Values == nil {
+		res.Completion.Values = []string{}
+	}
+	return res, nil
 }

@@ -145,6 +145,7 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true}},
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: s.unsubscribe,
+		CompletionHandler:  s.completePage,
 		Logger:             opts.Logger,
 	})
 	go s.runPageServers(ctx)
