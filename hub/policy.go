@@ -100,6 +100,9 @@ func (l *Limits) checkTool(t core.Tool) (core.Tool, core.Reason, string) {
 			return t, core.ReasonSchema, reason
 		}
 		t.InputSchema = s
+		if why := checkHeaderAnnotations(s); why != "" {
+			return t, core.ReasonSchema, why
+		}
 	}
 	t.Annotations = boundAnnotations(t.Annotations)
 	return t, "", ""

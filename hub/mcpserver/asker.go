@@ -3,8 +3,10 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
@@ -73,6 +75,9 @@ func (a *Asker) Call(ctx context.Context, c AskedCall) *mcp.CallToolResult {
 		pc := h.newPending(c.Name, c.Args, true, DialogsFail, c.Caller)
 		h.start(pc)
 		o, err = h.wait(ctx, cr, pc)
+	}
+	if je := (*jsonrpc.Error)(nil); errors.As(err, &je) {
+		return errResult("%s", je.Message)
 	}
 	if err != nil {
 		return errResult("%s: the caller went away (%v)", c.Name, err)

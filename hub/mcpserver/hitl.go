@@ -221,9 +221,6 @@ func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name 
 	h := s.hitl
 	cr := toolRequest(req)
 	if st := req.Params.RequestState; st != "" {
-		if !h.signed(st) {
-			return nil, errForgedState
-		}
 		o, err := h.retry(ctx, cr, name, "")
 		if err != nil {
 			return nil, err
@@ -281,22 +278,19 @@ func clientCaps(ss *mcp.ServerSession) *mcp.ClientCapabilities {
 	return nil
 }
 
-// errForgedState answers a requestState whose signature does not hold.
-var errForgedState = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-	Message: "requestState failed its integrity check (it was not issued by this server, or was altered): make the request again without it"}
-
-// signed says whether state carries this server's signature.
-func (h *hitl) signed(state string) bool {
-	id, _, ok := strings.Cut(state, ".")
-	return ok && hmac.Equal([]byte(h.state(id)), []byte(state))
-}
-
 // retry takes a retried request that carries the answer to a question
 // (its requestState names the pending request), from owner.
 func (h *hitl) retry(ctx context.Context, cr clientRequest, name, owner string) (outcome, error) {
 	pc, ok := h.lookup(cr.state, owner)
 	if !ok {
-		return outcome{res: errResult("this answer belongs to a call that is over or unknown; call %s again", name)}, nil
+		// A forged, altered or replayed state, or one whose call ended:
+		// the request is invalid, not the tool's failure (MCP's MRTR).
+		return outcome{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+			"requestState names a call that is over or unknown (this server did not give it, or it was altered or already used); call %s again without requestState", name)}
+	}
+	if pc.name != name {
+		return outcome{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+			"requestState belongs to a call of %s, not %s; send it back with the call that asked", pc.name, name)}
 	}
 	pc.mu.Lock()
 	busy := pc.waiting

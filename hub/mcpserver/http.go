@@ -116,9 +116,10 @@ func (h *HTTP) Close() error {
 	return h.srv.Shutdown(ctx)
 }
 
-// ServeHTTP listens on opts.Addr and serves MCP at /mcp (go-sdk's
-// streamable handler, with sessions, so every client gets list_changed) and
-// a status page at /. Errors of the listener after start go to errc.
+// ServeHTTP listens on opts.Addr and serves MCP at /mcp and a status page
+// at /. MCP 2026-07-28 requests are served statelessly (go-sdk's streamable
+// handler, list_changed through subscriptions/listen); older clients get
+// sessions, with list_changed on their GET stream (revisions.go). Errors of the listener after start go to errc.
 func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
 	addr, loopback, err := ListenAddr(opts.Addr)
 	if err != nil {
@@ -174,7 +175,8 @@ func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
 }
 
 func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, status http.Handler) (http.Handler, error) {
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+	getServer := func(*http.Request) *mcp.Server { return s.mcp }
+	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Logger:              s.logger,
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
 		SessionTimeout:      30 * time.Minute,
@@ -182,6 +184,15 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, stat
 		// client whose SSE stream drops mid-call can resume it.
 		EventStore: mcp.NewMemoryEventStore(nil),
 	})
+	// MCP 2026-07-28 and later: one request, one short-lived session
+	// (revisions.go). A call ends when its client goes away.
+	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Logger:                       s.logger,
+		MaxRequestBodyBytes:          opts.MaxBodyBytes,
+		Stateless:                    true,
+		PropagateRequestCancellation: true,
+	})
+	mcpHandler := revisionRouter(stateful, s.paramHeaderCheck(stateless, opts.MaxBodyBytes), opts.MaxBodyBytes)
 	// tools/list pages go into the responses as rendered (fast_list.go).
 	var h http.Handler = s.tools.splicing(mcpHandler)
 	if opts.Token != "" {

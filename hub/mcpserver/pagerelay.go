@@ -430,17 +430,12 @@ func canAsk(ss *mcp.ServerSession) bool {
 func (s *Server) relayed(ctx context.Context, cr clientRequest, name string, run func(ctx context.Context) outcome) (outcome, error) {
 	h := s.hitl
 	if cr.state != "" {
-		if !h.signed(cr.state) {
-			return outcome{}, errForgedState
-		}
 		o, err := h.retry(ctx, cr, name, "")
-		if err != nil {
-			return o, err
+		if res, ok := o.res.(*mcp.CallToolResult); ok && err == nil {
+			// retry's own refusal (another request waits already).
+			return outcome{}, fmt.Errorf("%s", resultText(res))
 		}
-		if res, ok := o.res.(*mcp.CallToolResult); ok && res.IsError {
-			return outcome{}, fmt.Errorf("%s", res.Content[0].(*mcp.TextContent).Text)
-		}
-		return o, nil
+		return o, err
 	}
 	pc := h.newPending(name, nil, false, s.opts.Dialogs, "")
 	pc.run = func(ctx context.Context) outcome {
@@ -454,4 +449,14 @@ func (s *Server) relayed(ctx context.Context, cr clientRequest, name string, run
 	pc.progress.target(cr.session, cr.token)
 	h.start(pc)
 	return h.wait(ctx, cr, pc)
+}
+
+// resultText is the text of a result made by errResult.
+func resultText(res *mcp.CallToolResult) string {
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return "the request failed"
 }
