@@ -219,7 +219,7 @@ func (s *Server) needsConfirm(name string) (bool, string) {
 // dialogs when needed.
 func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	h := s.hitl
-	cr := toolRequest(req)
+	cr := toolRequest(ctx, req)
 	if st := req.Params.RequestState; st != "" {
 		o, err := h.retry(ctx, cr, name, "")
 		if err != nil {
@@ -230,7 +230,7 @@ func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name 
 	elicit := canElicit(req.Session)
 	pc := h.newPending(name, args, elicit, s.opts.Dialogs, "")
 	pc.caps, pc.early = cr.caps, cr.answers
-	pc.progress.target(cr.session, cr.token)
+	pc.progress.target(cr.ctx, cr.session, cr.token)
 	if ask, why := s.needsConfirm(name); ask {
 		if !elicit {
 			return errResult("%s needs your confirmation first (%s; --confirm %s), but this client cannot be asked (it has no elicitation)", name, why, s.opts.Confirm), nil
@@ -255,6 +255,7 @@ func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name 
 // that waits for it now (the first, or a retry): where progress goes, the
 // capabilities it declared, and the answers it carries.
 type clientRequest struct {
+	ctx     context.Context // the request's own (notifications go with it)
 	session *mcp.ServerSession
 	token   any // progress token, or nil
 	caps    *mcp.ClientCapabilities
@@ -262,8 +263,8 @@ type clientRequest struct {
 	answers mcp.InputResponseMap
 }
 
-func toolRequest(req *mcp.CallToolRequest) clientRequest {
-	return clientRequest{session: req.Session, token: req.Params.GetProgressToken(), caps: clientCaps(req.Session),
+func toolRequest(ctx context.Context, req *mcp.CallToolRequest) clientRequest {
+	return clientRequest{ctx: ctx, session: req.Session, token: req.Params.GetProgressToken(), caps: clientCaps(req.Session),
 		state: req.Params.RequestState, answers: req.Params.InputResponses}
 }
 
@@ -408,7 +409,7 @@ func (h *hitl) start(pc *pendingCall) {
 
 // resume takes the client's answer to what it was asked and waits on.
 func (h *hitl) resume(ctx context.Context, cr clientRequest, pc *pendingCall) (outcome, error) {
-	pc.progress.target(cr.session, cr.token)
+	pc.progress.target(cr.ctx, cr.session, cr.token)
 	pc.mu.Lock()
 	confirming, asking, asked := pc.confirming, pc.asking, pc.asked
 	pc.confirming, pc.asking, pc.asked = false, nil, nil
@@ -481,7 +482,7 @@ func (h *hitl) wait(ctx context.Context, cr clientRequest, pc *pendingCall) (out
 		pc.waiting = false
 		pc.mu.Unlock()
 	}()
-	defer pc.progress.target(nil, nil)
+	defer pc.progress.target(nil, nil, nil)
 	if cr.token != nil && cr.session != nil {
 		// A heartbeat to the client while the page works, not a poll: the
 		// result and dialogs arrive on their channels.

@@ -26,10 +26,11 @@ import (
 //
 // A page server's session is shared by every client of the process, and
 // MCP-B transports do not say which request a server's request belongs to.
-// A question is therefore relayed only while exactly one relayed request is
-// in flight on the page's session; with none or several, the page gets an
-// error and no client is asked (a question must never reach another
-// client). See docs/decisions/2026-11-28-page-questions.md.
+// A question is therefore relayed only when one relayed request can have
+// asked it: the only one in flight on the page's session, or the only one
+// of several whose client is not being asked already; otherwise the page
+// gets an error and no client is asked (a question must never reach
+// another client). See docs/decisions/2026-11-28-page-questions.md.
 
 // Bounds of the questions of one page session.
 const (
@@ -257,17 +258,36 @@ func (r *pageRelays) enter(pc *pendingCall) (leave func()) {
 	}
 }
 
-// only returns the one relayed request in flight, or nil and how many are.
+// only returns the relayed request a page server's question belongs to:
+// the one in flight, or of several the one not waiting for its client's
+// answers (a page asks a request's questions together, and waits for
+// their answers before it asks again). Otherwise it returns nil and how
+// many are in flight.
 func (r *pageRelays) only() (*pendingCall, int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.m) != 1 {
-		return nil, len(r.m)
-	}
+	var found *pendingCall
+	running := 0
 	for pc := range r.m {
-		return pc, 1
+		if len(r.m) == 1 {
+			return pc, 1
+		}
+		if !pc.answering() {
+			found = pc
+			running++
+		}
 	}
-	return nil, 0
+	if running == 1 {
+		return found, len(r.m)
+	}
+	return nil, len(r.m)
+}
+
+// answering says whether pc's client is being asked something now.
+func (pc *pendingCall) answering() bool {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	return pc.asked != nil || pc.asking != nil || pc.confirming
 }
 
 // relayMeta returns the _meta of a request relayed to the page for the
@@ -378,7 +398,7 @@ func (t *pageTransport) answerQuestion(req *jsonrpc.Request) {
 		fail("webmcp-cdp passes %s to a client only during a tools/call, prompts/get or resources/read of a client that declared elicitation or sampling", req.Method)
 		return
 	case pc == nil:
-		fail("%d client requests are in flight on this page server, and the MCP-B transport does not say which one %s belongs to; it is asked of no client", n, req.Method)
+		fail("%d client requests are in flight on this page server and more than one could be asking, and the MCP-B transport does not say which one %s belongs to; it is asked of no client", n, req.Method)
 		return
 	}
 	r.mu.Lock()
@@ -446,7 +466,7 @@ func (s *Server) relayed(ctx context.Context, cr clientRequest, name string, run
 		return run(ctx)
 	}
 	pc.caps, pc.early = cr.caps, cr.answers
-	pc.progress.target(cr.session, cr.token)
+	pc.progress.target(cr.ctx, cr.session, cr.token)
 	h.start(pc)
 	return h.wait(ctx, cr, pc)
 }

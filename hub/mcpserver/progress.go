@@ -41,10 +41,13 @@ type progressSink struct {
 	session *mcp.ServerSession
 	token   any
 	client  *mcp.ServerSession // the waiting request's client, for log messages
-	last    float64
-	sent    bool // something was sent; last holds its progress
-	page    bool // a page server reports this call's progress
-	limit   *rate.Limiter
+	// reqCtx is the waiting request's context: a notification sent with
+	// it goes with that request (on its stream, over HTTP).
+	reqCtx context.Context
+	last   float64
+	sent   bool // something was sent; last holds its progress
+	page   bool // a page server reports this call's progress
+	limit  *rate.Limiter
 }
 
 type progressKey struct{}
@@ -67,11 +70,11 @@ func progressFrom(ctx context.Context) *progressSink {
 // target points the sink at the client request now waiting for the call
 // (before the call starts, so the page server's tools/call carries a
 // token); a request without a progress token, or nil, stops the sink.
-func (p *progressSink) target(ss *mcp.ServerSession, token any) {
+func (p *progressSink) target(ctx context.Context, ss *mcp.ServerSession, token any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.session, p.token, p.sent = nil, nil, false
-	p.client = ss
+	p.client, p.reqCtx = ss, ctx
 	if ss != nil && token != nil {
 		p.session, p.token = ss, token
 	}
@@ -82,6 +85,9 @@ func (p *progressSink) target(ss *mcp.ServerSession, token any) {
 func (p *progressSink) log(ctx context.Context, m *mcp.LoggingMessageParams) {
 	p.mu.Lock()
 	ss := p.client
+	if p.reqCtx != nil {
+		ctx = p.reqCtx
+	}
 	p.mu.Unlock()
 	if ss == nil || !p.limit.Allow() {
 		return
@@ -133,6 +139,9 @@ func (p *progressSink) send(ctx context.Context, n *mcp.ProgressNotificationPara
 		return
 	}
 	p.sent, p.last = true, n.Progress
+	if p.reqCtx != nil {
+		ctx = p.reqCtx
+	}
 	p.mu.Unlock()
 	n.ProgressToken = token
 	sctx, cancel := context.WithTimeout(ctx, progressSendTimeout)

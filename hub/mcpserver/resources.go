@@ -208,7 +208,7 @@ func (s *Server) readPageResource(ctx context.Context, req *mcp.ReadResourceRequ
 	}
 	var res *mcp.ReadResourceResult
 	if canAsk(req.Session) || req.Params.RequestState != "" {
-		cr := clientRequest{session: req.Session, caps: clientCaps(req.Session), state: req.Params.RequestState, answers: req.Params.InputResponses}
+		cr := clientRequest{ctx: ctx, session: req.Session, caps: clientCaps(req.Session), state: req.Params.RequestState, answers: req.Params.InputResponses}
 		o, err := s.relayed(ctx, cr, req.Params.URI, func(ctx context.Context) outcome {
 			res, err := read(ctx)
 			return outcome{res: res, err: err}
@@ -270,7 +270,7 @@ func (s *Server) getPagePrompt(ctx context.Context, req *mcp.GetPromptRequest) (
 	}
 	var res *mcp.GetPromptResult
 	if canAsk(req.Session) || req.Params.RequestState != "" {
-		cr := clientRequest{session: req.Session, caps: clientCaps(req.Session), state: req.Params.RequestState, answers: req.Params.InputResponses}
+		cr := clientRequest{ctx: ctx, session: req.Session, caps: clientCaps(req.Session), state: req.Params.RequestState, answers: req.Params.InputResponses}
 		o, err := s.relayed(ctx, cr, req.Params.Name, func(ctx context.Context) outcome {
 			res, err := get(ctx)
 			return outcome{res: res, err: err}

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // Tabs is what the tab tools need from a browser.
@@ -301,11 +302,19 @@ func (s *Server) lastListed(name string) (hub.RoutedTool, *pageTool) {
 func (s *Server) callHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p := req.Params
-		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canAsk(req.Session) {
+		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canAsk(req.Session) && !s.pageServerTool(name) {
 			return s.callNow(ctx, name, p.Arguments)
 		}
 		return s.handleCall(ctx, req, name, p.Arguments)
 	}
+}
+
+// pageServerTool says whether name is a page server's tool: its server may
+// ask the client something, and must learn the client's capabilities
+// (pagerelay.go), so its calls go through handleCall.
+func (s *Server) pageServerTool(name string) bool {
+	rt, ok := s.hub.Tool(name)
+	return ok && rt.Source.Backend == core.BackendMCPB
 }
 
 // callNow runs a call that cannot ask the client anything: a page dialog
