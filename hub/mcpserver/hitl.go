@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -99,6 +100,7 @@ type pendingCall struct {
 	started    bool
 	waiting    bool   // a request waits for the call's result or next question
 	failed     string // why the call must end as an error
+	round      int    // numbers the questions (stateOf)
 }
 
 // outcome is where a pending request stands for the client: its result
@@ -157,20 +159,35 @@ func (h *hitl) state(id string) string {
 	return id + "." + hex.EncodeToString(m.Sum(nil))
 }
 
+// stateOf returns the state of pc's question now: its id and the number
+// of the question, signed. Each question gets a new state, and only the
+// latest one is taken back (an answer to an earlier question is stale).
+func (h *hitl) stateOf(pc *pendingCall) string {
+	pc.mu.Lock()
+	pc.round++
+	r := pc.round
+	pc.mu.Unlock()
+	return h.state(pc.id + "-" + strconv.Itoa(r))
+}
+
 // lookup returns the pending call a signed state names, when owner made
-// it: one caller cannot answer another's question.
+// it and the state is of its latest question: one caller cannot answer
+// another's question, nor answer one twice.
 func (h *hitl) lookup(state, owner string) (*pendingCall, bool) {
-	id, _, ok := strings.Cut(state, ".")
-	if !ok || !hmac.Equal([]byte(h.state(id)), []byte(state)) {
+	signed, _, ok := strings.Cut(state, ".")
+	if !ok || !hmac.Equal([]byte(h.state(signed)), []byte(state)) {
 		return nil, false
 	}
+	id, round, _ := strings.Cut(signed, "-")
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	pc, ok := h.pending[id]
+	h.mu.Unlock()
 	if !ok || pc.owner != owner {
 		return nil, false
 	}
-	return pc, true
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	return pc, strconv.Itoa(pc.round) == round
 }
 
 func (h *hitl) add(pc *pendingCall) {
@@ -264,7 +281,7 @@ type clientRequest struct {
 }
 
 func toolRequest(ctx context.Context, req *mcp.CallToolRequest) clientRequest {
-	return clientRequest{ctx: ctx, session: req.Session, token: req.Params.GetProgressToken(), caps: clientCaps(req.Session),
+	return clientRequest{ctx: ctx, session: req.Session, token: req.Params.GetProgressToken(), caps: req.ClientCapabilities(),
 		state: req.Params.RequestState, answers: req.Params.InputResponses}
 }
 
@@ -501,7 +518,7 @@ func (h *hitl) wait(ctx context.Context, cr clientRequest, pc *pendingCall) (out
 			pc.asking = &ask
 			pc.mu.Unlock()
 			h.add(pc)
-			return outcome{asks: mcp.InputRequestMap{"dialog": dialogElicit(ask.d)}, state: h.state(pc.id)}, nil
+			return outcome{asks: mcp.InputRequestMap{"dialog": dialogElicit(ask.d)}, state: h.stateOf(pc)}, nil
 		case q := <-pc.questions:
 			return h.questionsArrived(ctx, pc, q)
 		case <-tick:
@@ -518,7 +535,7 @@ func (h *hitl) wait(ctx context.Context, cr clientRequest, pc *pendingCall) (out
 func (h *hitl) inputRequired(pc *pendingCall, key string, p *mcp.ElicitParams) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{key: p},
-		RequestState:  h.state(pc.id),
+		RequestState:  h.stateOf(pc),
 	}
 }
 

@@ -172,7 +172,7 @@ func (h *hitl) askQuestions(pc *pendingCall, batch []*pageQuestion) outcome {
 	pc.asked = batch
 	pc.mu.Unlock()
 	h.add(pc)
-	return outcome{asks: asks, state: h.state(pc.id)}
+	return outcome{asks: asks, state: h.stateOf(pc)}
 }
 
 // answerQuestions gives the page the client's answers, and returns the
@@ -440,8 +440,11 @@ func (t *pageTransport) passLog(ctx context.Context, req *jsonrpc.Request) {
 
 // canAsk says whether the client of ss can be asked a page server's
 // questions (elicitation or sampling).
-func canAsk(ss *mcp.ServerSession) bool {
-	caps := clientCaps(ss)
+func canAsk(ss *mcp.ServerSession) bool { return canAskWith(clientCaps(ss)) }
+
+// canAskWith says whether a client of capabilities caps can be asked a
+// page server's questions.
+func canAskWith(caps *mcp.ClientCapabilities) bool {
 	return caps != nil && (caps.Elicitation != nil || caps.Sampling != nil)
 }
 

@@ -207,8 +207,8 @@ func (s *Server) readPageResource(ctx context.Context, req *mcp.ReadResourceRequ
 		return res, nil
 	}
 	var res *mcp.ReadResourceResult
-	if canAsk(req.Session) || req.Params.RequestState != "" {
-		cr := clientRequest{ctx: ctx, session: req.Session, caps: clientCaps(req.Session), state: req.Params.RequestState, answers: req.Params.InputResponses}
+	if caps := req.ClientCapabilities(); canAskWith(caps) || req.Params.RequestState != "" {
+		cr := clientRequest{ctx: ctx, session: req.Session, caps: caps, state: req.Params.RequestState, answers: req.Params.InputResponses}
 		o, err := s.relayed(ctx, cr, req.Params.URI, func(ctx context.Context) outcome {
 			res, err := read(ctx)
 			return outcome{res: res, err: err}
@@ -269,8 +269,8 @@ func (s *Server) getPagePrompt(ctx context.Context, req *mcp.GetPromptRequest) (
 		return res, nil
 	}
 	var res *mcp.GetPromptResult
-	if canAsk(req.Session) || req.Params.RequestState != "" {
-		cr := clientRequest{ctx: ctx, session: req.Session, caps: clientCaps(req.Session), state: req.Params.RequestState, answers: req.Params.InputResponses}
+	if caps := req.ClientCapabilities(); canAskWith(caps) || req.Params.RequestState != "" {
+		cr := clientRequest{ctx: ctx, session: req.Session, caps: caps, state: req.Params.RequestState, answers: req.Params.InputResponses}
 		o, err := s.relayed(ctx, cr, req.Params.Name, func(ctx context.Context) outcome {
 			res, err := get(ctx)
 			return outcome{res: res, err: err}

@@ -302,7 +302,7 @@ func (s *Server) lastListed(name string) (hub.RoutedTool, *pageTool) {
 func (s *Server) callHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p := req.Params
-		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canAsk(req.Session) && !s.pageServerTool(name) {
+		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canAskWith(req.ClientCapabilities()) && !s.pageServerTool(name) {
 			return s.callNow(ctx, name, p.Arguments)
 		}
 		return s.handleCall(ctx, req, name, p.Arguments)
