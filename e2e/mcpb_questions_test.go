@@ -39,14 +39,20 @@ func pageTool(t *testing.T, tools map[string]*mcp.Tool, name string) string {
 	return ""
 }
 
-// TestMCPBQuestionsNewClient: a page server's elicitation reaches a
-// 2026-07-28 client as an input-required result (with the key the page gave
+// TestMCPBQuestionsNewClient: over stdio and over streamable HTTP, a page
+// server's elicitation reaches a 2026-07-28 client as an input-required result (with the key the page gave
 // it and a signed requestState), and the client's answer, sent back with
 // the retry, reaches the page; several questions the page asks at once are
 // one result; prompts/get asks the same way; a forged requestState is
 // refused.
 func TestMCPBQuestionsNewClient(t *testing.T) {
 	page := conformancePage(t)
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) { questionsNewClient(t, page, transport) })
+	}
+}
+
+func questionsNewClient(t *testing.T, page, transport string) {
 	// The client answers nothing itself (its multi round-trip driver is off):
 	// the test reads the input-required results as they come.
 	opts := &mcp.ClientOptions{
@@ -58,7 +64,12 @@ func TestMCPBQuestionsNewClient(t *testing.T) {
 			return nil, errors.New("not asked this way")
 		},
 	}
-	c := startProto(t, opts, "2026-07-28", "launch", "--headless", page)
+	var c *client
+	if transport == "http" {
+		c = httpClientWith(t, startHTTP(t, "launch", "--headless", "--http", "127.0.0.1:0", page), "", opts, "2026-07-28")
+	} else {
+		c = startProto(t, opts, "2026-07-28", "launch", "--headless", page)
+	}
 	if v := c.cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("negotiated %s, want 2026-07-28", v)
 	}
@@ -108,6 +119,13 @@ func TestMCPBQuestionsNewClient(t *testing.T) {
 		}})
 	if err != nil || res.NeedsInput() || text(res) != "got all three answers" {
 		t.Errorf("the three answers = %v %q", err, text(res))
+	}
+
+	// The client's capabilities reach the page with the call: it asks for
+	// what this client declared (elicitation and sampling).
+	res, err = c.cs.CallTool(ctx, &mcp.CallToolParams{Name: pageTool(t, tools, "test_input_required_result_capabilities"), Arguments: map[string]any{}})
+	if err != nil || !res.NeedsInput() || res.InputRequests["user_name"] == nil || res.InputRequests["greeting"] == nil {
+		t.Errorf("test_input_required_result_capabilities = %v %v, want questions for elicitation and sampling", err, res)
 	}
 
 	// prompts/get asks the same way.
