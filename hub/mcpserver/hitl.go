@@ -446,7 +446,11 @@ func (h *hitl) resume(ctx context.Context, cr clientRequest, pc *pendingCall) (o
 		asking.answer <- dialogAnswer(asking.d, r)
 	case asked != nil:
 		if left := answerQuestions(asked, cr.answers); len(left) > 0 {
-			// Some answers are missing: ask for those again.
+			// Some answers are missing: ask for those again (no request
+			// waits for the call meanwhile).
+			pc.mu.Lock()
+			pc.waiting = false
+			pc.mu.Unlock()
 			return h.askQuestions(pc, left), nil
 		}
 	}

@@ -301,6 +301,13 @@ func (s *Server) servePage(ctx context.Context, c hub.PageServerConn) {
 	if caps.Tools != nil {
 		signal(p.tools)
 	}
+	if caps.Logging != nil {
+		// The page logs from level info up; each client gets what its own
+		// level lets through (pagerelay.go).
+		lctx, cancel := context.WithTimeout(ctx, s.hub.PageServerInitTimeout())
+		cs.SetLoggingLevel(lctx, &mcp.SetLoggingLevelParams{Level: "info"})
+		cancel()
+	}
 	if caps.Resources != nil || caps.Prompts != nil {
 		s.listServerCatalog(ctx, p, caps)
 	}
