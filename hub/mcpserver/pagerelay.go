@@ -483,3 +483,29 @@ func resultText(res *mcp.CallToolResult) string {
 	}
 	return "the request failed"
 }
+
+// askable makes a page server's prompts/get or resources/read (get) for
+// the client request cr: through the relay, so that the page can ask the
+// client, when the client can be asked or the request is a retry; else at
+// once. A non-nil ask holds the questions the client must answer first.
+func askable[R mcp.Result](s *Server, cr clientRequest, name string, get func(context.Context) (R, error)) (res R, ask *outcome, err error) {
+	if !canAskWith(cr.caps) && cr.state == "" {
+		res, err = get(cr.ctx)
+		return res, nil, err
+	}
+	o, err := s.relayed(cr.ctx, cr, name, func(ctx context.Context) outcome {
+		res, err := get(ctx)
+		return outcome{res: res, err: err}
+	})
+	if err == nil {
+		err = o.err
+	}
+	switch {
+	case err != nil:
+		return res, nil, err
+	case o.asks != nil:
+		return res, &o, nil
+	}
+	res, _ = o.res.(R)
+	return res, nil, nil
+}

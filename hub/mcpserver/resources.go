@@ -206,25 +206,13 @@ func (s *Server) readPageResource(ctx context.Context, req *mcp.ReadResourceRequ
 		}
 		return res, nil
 	}
-	var res *mcp.ReadResourceResult
-	if caps := req.ClientCapabilities(); canAskWith(caps) || req.Params.RequestState != "" {
-		cr := clientRequest{ctx: ctx, session: req.Session, caps: caps, state: req.Params.RequestState, answers: req.Params.InputResponses}
-		o, err := s.relayed(ctx, cr, req.Params.URI, func(ctx context.Context) outcome {
-			res, err := read(ctx)
-			return outcome{res: res, err: err}
-		})
-		if err == nil {
-			err = o.err
-		}
-		if err != nil {
-			return nil, err
-		}
-		if o.asks != nil {
-			return &mcp.ReadResourceResult{InputRequests: o.asks, RequestState: o.state}, nil
-		}
-		res, _ = o.res.(*mcp.ReadResourceResult)
-	} else if res, err = read(ctx); err != nil {
+	cr := clientRequest{ctx: ctx, session: req.Session, caps: req.ClientCapabilities(), state: req.Params.RequestState, answers: req.Params.InputResponses}
+	res, ask, err := askable(s, cr, req.Params.URI, read)
+	if err != nil {
 		return nil, err
+	}
+	if ask != nil {
+		return &mcp.ReadResourceResult{InputRequests: ask.asks, RequestState: ask.state}, nil
 	}
 	if res == nil {
 		return nil, fmt.Errorf("the page server gave no result for %s", orig)
@@ -268,25 +256,13 @@ func (s *Server) getPagePrompt(ctx context.Context, req *mcp.GetPromptRequest) (
 		}
 		return res, nil
 	}
-	var res *mcp.GetPromptResult
-	if caps := req.ClientCapabilities(); canAskWith(caps) || req.Params.RequestState != "" {
-		cr := clientRequest{ctx: ctx, session: req.Session, caps: caps, state: req.Params.RequestState, answers: req.Params.InputResponses}
-		o, err := s.relayed(ctx, cr, req.Params.Name, func(ctx context.Context) outcome {
-			res, err := get(ctx)
-			return outcome{res: res, err: err}
-		})
-		if err == nil {
-			err = o.err
-		}
-		if err != nil {
-			return nil, err
-		}
-		if o.asks != nil {
-			return &mcp.GetPromptResult{InputRequests: o.asks, RequestState: o.state}, nil
-		}
-		res, _ = o.res.(*mcp.GetPromptResult)
-	} else if res, err = get(ctx); err != nil {
+	cr := clientRequest{ctx: ctx, session: req.Session, caps: req.ClientCapabilities(), state: req.Params.RequestState, answers: req.Params.InputResponses}
+	res, ask, err := askable(s, cr, req.Params.Name, get)
+	if err != nil {
 		return nil, err
+	}
+	if ask != nil {
+		return &mcp.GetPromptResult{InputRequests: ask.asks, RequestState: ask.state}, nil
 	}
 	if res == nil {
 		return nil, fmt.Errorf("the page server gave no prompt %s", orig)
