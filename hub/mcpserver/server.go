@@ -296,13 +296,15 @@ func (s *Server) lastListed(name string) (hub.RoutedTool, *pageTool) {
 
 // callHandler is the handler of a page tool. A call that cannot need the
 // client's answer (no answer being returned, no confirmation policy, a
-// client without elicitation, no progress asked for) runs in the request's
-// own goroutine; any other goes through handleCall, which runs it in the
-// background so it can ask the client.
+// client without elicitation or sampling, no progress asked for, not a
+// page server's tool) runs in the request's own goroutine; any other goes
+// through handleCall, which runs it in the background so it can ask the
+// client. (The session's capabilities decide here, which costs nothing; the
+// relay reads the request's own, 2026-07-28 _meta, in handleCall.)
 func (s *Server) callHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p := req.Params
-		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canAskWith(req.ClientCapabilities()) && !s.pageServerTool(name) {
+		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canAsk(req.Session) && !s.pageServerTool(name) {
 			return s.callNow(ctx, name, p.Arguments)
 		}
 		return s.handleCall(ctx, req, name, p.Arguments)
