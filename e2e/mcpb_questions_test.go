@@ -152,7 +152,8 @@ func questionsNewClient(t *testing.T, page, transport string) {
 
 // TestMCPBQuestionsOldClient: for a 2025-11-25 client over streamable
 // HTTP, a page server's elicitation and sampling are server requests on the
-// call's stream, whose answers reach the page; a question the client cannot
+// call's stream, whose answers reach the page, also when the page asks
+// again after the first answers; a question the client cannot
 // answer (roots) ends the call with -32021; the page's log messages reach
 // the client during the call.
 func TestMCPBQuestionsOldClient(t *testing.T) {
@@ -163,12 +164,20 @@ func TestMCPBQuestionsOldClient(t *testing.T) {
 	opts := &mcp.ClientOptions{
 		// Elicitation and sampling (from the handlers), no roots.
 		Capabilities: &mcp.ClientCapabilities{},
+		// A 2025-11-25 client knows no input-required results: the go-sdk
+		// client's own driver for them is off, as other SDKs have none.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			asked.Add(1)
-			if req.Params.Message != "Please answer" {
-				return nil, errors.New("unexpected question " + req.Params.Message)
+			switch req.Params.Message {
+			case "Please answer":
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"response": "yes"}}, nil
+			case "Step 1: What is your name?":
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+			case "Step 2: What is your favorite color?":
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"color": "blue"}}, nil
 			}
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"response": "yes"}}, nil
+			return nil, errors.New("unexpected question " + req.Params.Message)
 		},
 		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Role: "assistant", Model: "e2e", Content: &mcp.TextContent{Text: "Paris"}}, nil
@@ -188,6 +197,15 @@ func TestMCPBQuestionsOldClient(t *testing.T) {
 	}
 	if asked.Load() != 1 {
 		t.Errorf("the client was asked %d times, want 1", asked.Load())
+	}
+	// A page that asks again after the first answer: both questions reach
+	// the old client as server requests, one after the other.
+	asked.Store(0)
+	if got := c.callOK(pageTool(t, tools, "test_input_required_result_multi_round"), map[string]any{}); got != "done: blue" {
+		t.Errorf("two rounds of questions = %q, want done: blue", got)
+	}
+	if asked.Load() != 2 {
+		t.Errorf("the client was asked %d times in two rounds, want 2", asked.Load())
 	}
 	if got := c.callOK(toolWithSuffix(tools, "test_sampling")[0], map[string]any{"prompt": "Capital of France?"}); got != "LLM response: Paris" {
 		t.Errorf("test_sampling = %q", got)

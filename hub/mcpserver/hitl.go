@@ -239,6 +239,7 @@ func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name 
 	cr := toolRequest(ctx, req)
 	if st := req.Params.RequestState; st != "" {
 		o, err := h.retry(ctx, cr, name, "")
+		o, err = h.untilDone(ctx, cr, name, o, err)
 		if err != nil {
 			return nil, err
 		}
@@ -262,6 +263,7 @@ func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name 
 	}
 	h.start(pc)
 	o, err := h.wait(ctx, cr, pc)
+	o, err = h.untilDone(ctx, cr, name, o, err)
 	if err != nil {
 		return nil, err
 	}

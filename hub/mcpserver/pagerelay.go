@@ -454,6 +454,7 @@ func (s *Server) relayed(ctx context.Context, cr clientRequest, name string, run
 	h := s.hitl
 	if cr.state != "" {
 		o, err := h.retry(ctx, cr, name, "")
+		o, err = h.untilDone(ctx, cr, name, o, err)
 		if res, ok := o.res.(*mcp.CallToolResult); ok && err == nil {
 			// retry's own refusal (another request waits already).
 			return outcome{}, fmt.Errorf("%s", resultText(res))
@@ -471,7 +472,8 @@ func (s *Server) relayed(ctx context.Context, cr clientRequest, name string, run
 	pc.caps, pc.early = cr.caps, cr.answers
 	pc.progress.target(cr.ctx, cr.session, cr.token)
 	h.start(pc)
-	return h.wait(ctx, cr, pc)
+	o, err := h.wait(ctx, cr, pc)
+	return h.untilDone(ctx, cr, name, o, err)
 }
 
 // resultText is the text of a result made by errResult.
