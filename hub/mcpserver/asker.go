@@ -59,30 +59,32 @@ type AskedCall struct {
 // dialog is then dismissed.
 func (a *Asker) Call(ctx context.Context, c AskedCall) *mcp.CallToolResult {
 	h := a.h
-	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{
-		Name: c.Name, Arguments: c.Args, RequestState: c.RequestState, InputResponses: c.InputResponses,
-	}}
-	var res *mcp.CallToolResult
+	cr := clientRequest{state: c.RequestState, answers: c.InputResponses}
+	var o outcome
 	var err error
 	switch {
 	case c.RequestState != "":
-		res, err = h.retry(ctx, req, c.Name, c.Caller)
+		o, err = h.retry(ctx, cr, c.Name, c.Caller)
 	case !c.Elicit:
 		policy := c.Dialogs
 		if policy == "" {
 			policy = DialogsFail
 		}
-		res = h.runNow(ctx, c.Name, c.Args, policy)
+		return h.runNow(ctx, c.Name, c.Args, policy)
 	default:
 		pc := h.newPending(c.Name, c.Args, true, DialogsFail, c.Caller)
 		h.start(pc)
-		res, err = h.wait(ctx, req, pc)
+		o, err = h.wait(ctx, cr, pc)
 	}
 	if je := (*jsonrpc.Error)(nil); errors.As(err, &je) {
 		return errResult("%s", je.Message)
 	}
 	if err != nil {
 		return errResult("%s: the caller went away (%v)", c.Name, err)
+	}
+	res, err := o.toolResult()
+	if err != nil {
+		return errResult("%s: %v", c.Name, err)
 	}
 	return res
 }

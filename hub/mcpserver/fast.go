@@ -158,7 +158,7 @@ func (f *fastCalls) try(line []byte) func() {
 		return nil
 	}
 	ip := ss.InitializeParams()
-	if ip == nil || f.srv.opts.Confirm != ConfirmNone || canElicit(ss) || !f.srv.tools.Has(p.Name) || p.Name == dispatchName {
+	if ip == nil || f.srv.opts.Confirm != ConfirmNone || canAsk(ss) || !f.srv.tools.Has(p.Name) || f.srv.pageServerTool(p.Name) || p.Name == dispatchName {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(f.ctx)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -48,22 +49,24 @@ func FuzzRequestMeta(f *testing.F) {
 
 // FuzzRequestState looks up arbitrary requestState values of arbitrary
 // callers: lookup never panics and finds a pending call only for the
-// state the server signed for it and the caller that made it. The seeds
-// hold the states this key signs for the two pending calls, and for a
-// call that is gone (a replay).
+// state the server signed for its latest question and the caller that made
+// it. The seeds hold the states this key signs for the two pending calls'
+// questions, an earlier question's (stale), and a call that is gone (a
+// replay).
 func FuzzRequestState(f *testing.F) {
 	h := &hitl{key: bytes.Repeat([]byte{7}, 32), pending: map[string]*pendingCall{}}
-	calls := []*pendingCall{{id: "00112233445566778899aabb", owner: ""}, {id: "ccddeeff0011223344556677", owner: "relay-1"}}
+	calls := []*pendingCall{{id: "00112233445566778899aabb", owner: "", round: 1}, {id: "ccddeeff0011223344556677", owner: "relay-1", round: 2}}
 	for _, pc := range calls {
 		h.add(pc)
 	}
+	latest := func(pc *pendingCall) string { return h.state(pc.id + "-" + strconv.Itoa(pc.round)) }
 	f.Fuzz(func(t *testing.T, state, owner string) {
 		pc, ok := h.lookup(state, owner)
-		if ok && (state != h.state(pc.id) || owner != pc.owner) {
+		if ok && (state != latest(pc) || owner != pc.owner) {
 			t.Fatalf("lookup(%q, %q) found the call %s of %q", state, owner, pc.id, pc.owner)
 		}
 		for _, c := range calls {
-			if !ok && state == h.state(c.id) && owner == c.owner {
+			if !ok && state == latest(c) && owner == c.owner {
 				t.Fatalf("lookup(%q, %q) did not find the call %s it signed", state, owner, c.id)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -73,10 +74,15 @@ type pendingCall struct {
 	id      string
 	name    string
 	args    json.RawMessage
-	done    chan *mcp.CallToolResult
+	done    chan outcome
 	dialogs chan dialogAsk
 	cancel  context.CancelFunc
 	runCtx  context.Context
+	// run makes the request (a page tool's call by default; a page
+	// server's prompts/get or resources/read, pagerelay.go).
+	run func(ctx context.Context) outcome
+	// questions are a page server's questions to the client (pagerelay.go).
+	questions chan *pageQuestion
 	// progress takes the call's progress to the client's latest request.
 	progress *progressSink
 
@@ -84,12 +90,43 @@ type pendingCall struct {
 	// client, the relay connection for a call through the relay.
 	owner string
 
-	mu         sync.Mutex
-	asking     *dialogAsk // the dialog the client is being asked about
-	confirming bool       // waiting for the client's go-ahead
+	mu     sync.Mutex
+	asking *dialogAsk      // the dialog the client is being asked about
+	asked  []*pageQuestion // the page server's questions being asked
+	// caps are the client's capabilities as its latest request declared
+	// them; early are the answers a request brought before being asked
+	// (a client may answer a question it knows by its key).
+	caps       *mcp.ClientCapabilities
+	early      mcp.InputResponseMap
+	confirming bool // waiting for the client's go-ahead
 	started    bool
 	waiting    bool   // a request waits for the call's result or next question
 	failed     string // why the call must end as an error
+	round      int    // numbers the questions (stateOf)
+}
+
+// outcome is where a pending request stands for the client: its result
+// or error, or questions to answer first (asks, with the signed state).
+type outcome struct {
+	res   mcp.Result
+	err   error
+	asks  mcp.InputRequestMap
+	state string
+}
+
+// toolResult is o as a tools/call result.
+func (o outcome) toolResult() (*mcp.CallToolResult, error) {
+	if o.err != nil {
+		return nil, o.err
+	}
+	if o.asks != nil {
+		return &mcp.CallToolResult{InputRequests: o.asks, RequestState: o.state}, nil
+	}
+	res, _ := o.res.(*mcp.CallToolResult)
+	if res == nil {
+		return nil, fmt.Errorf("internal error: the call ended with a %T", o.res)
+	}
+	return res, nil
 }
 
 type dialogAsk struct {
@@ -124,20 +161,35 @@ func (h *hitl) state(id string) string {
 	return id + "." + hex.EncodeToString(m.Sum(nil))
 }
 
+// stateOf returns the state of pc's question now: its id and the number
+// of the question, signed. Each question gets a new state, and only the
+// latest one is taken back (an answer to an earlier question is stale).
+func (h *hitl) stateOf(pc *pendingCall) string {
+	pc.mu.Lock()
+	pc.round++
+	r := pc.round
+	pc.mu.Unlock()
+	return h.state(pc.id + "-" + strconv.Itoa(r))
+}
+
 // lookup returns the pending call a signed state names, when owner made
-// it: one caller cannot answer another's question.
+// it and the state is of its latest question: one caller cannot answer
+// another's question, nor answer one twice.
 func (h *hitl) lookup(state, owner string) (*pendingCall, bool) {
-	id, _, ok := strings.Cut(state, ".")
-	if !ok || !hmac.Equal([]byte(h.state(id)), []byte(state)) {
+	signed, _, ok := strings.Cut(state, ".")
+	if !ok || !hmac.Equal([]byte(h.state(signed)), []byte(state)) {
 		return nil, false
 	}
+	id, round, _ := strings.Cut(signed, "-")
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	pc, ok := h.pending[id]
+	h.mu.Unlock()
 	if !ok || pc.owner != owner {
 		return nil, false
 	}
-	return pc, true
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	return pc, strconv.Itoa(pc.round) == round
 }
 
 func (h *hitl) add(pc *pendingCall) {
@@ -186,15 +238,24 @@ func (s *Server) needsConfirm(name string) (bool, string) {
 // dialogs when needed.
 func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	h := s.hitl
+	cr := toolRequest(ctx, req)
 	if st := req.Params.RequestState; st != "" {
-		return h.retry(ctx, req, name, "")
+		o, err := h.retry(ctx, cr, name, cr.owner)
+		o, err = h.untilDone(ctx, cr, name, o, err)
+		if err != nil {
+			return nil, err
+		}
+		return o.toolResult()
 	}
-	elicit := canElicit(req.Session)
-	pc := h.newPending(name, args, elicit, s.opts.Dialogs, "")
+	// The request's own capabilities: a 2026-07-28 client declares them
+	// in each request.
+	elicit := cr.caps != nil && cr.caps.Elicitation != nil
+	pc := h.newPending(name, args, elicit, s.opts.Dialogs, cr.owner)
 	if who := hub.Caller(ctx); who != "" { // runCtx is not the request's (oauth.go)
 		pc.runCtx = hub.WithCaller(pc.runCtx, who)
 	}
-	pc.progress.target(req)
+	pc.caps, pc.early = cr.caps, cr.answers
+	pc.progress.target(cr.ctx, cr.session, cr.token)
 	if ask, why := s.needsConfirm(name); ask {
 		if !elicit {
 			return errResult("%s needs your confirmation first (%s; --confirm %s), but this client cannot be asked (it has no elicitation)", name, why, s.opts.Confirm), nil
@@ -208,21 +269,57 @@ func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name 
 		}), nil
 	}
 	h.start(pc)
-	return h.wait(ctx, req, pc)
+	o, err := h.wait(ctx, cr, pc)
+	o, err = h.untilDone(ctx, cr, name, o, err)
+	if err != nil {
+		return nil, err
+	}
+	return o.toolResult()
 }
 
-// retry takes a retried tools/call that carries the answer to a question
-// (req.Params.RequestState names the call), from owner.
-func (h *hitl) retry(ctx context.Context, req *mcp.CallToolRequest, name, owner string) (*mcp.CallToolResult, error) {
-	pc, ok := h.lookup(req.Params.RequestState, owner)
+// clientRequest is what a pending request needs of the client's request
+// that waits for it now (the first, or a retry): where progress goes, the
+// capabilities it declared, and the answers it carries.
+type clientRequest struct {
+	ctx     context.Context // the request's own (notifications go with it)
+	session *mcp.ServerSession
+	token   any // progress token, or nil
+	caps    *mcp.ClientCapabilities
+	state   string
+	answers mcp.InputResponseMap
+	// owner is who may answer the request's questions: the OAuth
+	// principal that made it (hub.Caller), or "" without one.
+	owner string
+}
+
+func toolRequest(ctx context.Context, req *mcp.CallToolRequest) clientRequest {
+	return clientRequest{ctx: ctx, session: req.Session, token: req.Params.GetProgressToken(), caps: req.ClientCapabilities(),
+		state: req.Params.RequestState, answers: req.Params.InputResponses, owner: hub.Caller(ctx)}
+}
+
+// clientCaps returns the capabilities the client of ss declared, or nil.
+func clientCaps(ss *mcp.ServerSession) *mcp.ClientCapabilities {
+	if ss == nil {
+		return nil
+	}
+	if p := ss.InitializeParams(); p != nil {
+		return p.Capabilities
+	}
+	return nil
+}
+
+// retry takes a retried request that carries the answer to a question
+// (its requestState names the pending request), from owner.
+func (h *hitl) retry(ctx context.Context, cr clientRequest, name, owner string) (outcome, error) {
+	pc, ok := h.lookup(cr.state, owner)
 	if !ok {
 		// A forged, altered or replayed state, or one whose call ended:
 		// the request is invalid, not the tool's failure (MCP's MRTR).
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+		return outcome{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
 			"requestState names a call that is over or unknown (this server did not give it, or it was altered or already used); call %s again without requestState", name)}
 	}
 	if pc.name != name {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+		return outcome{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
 			"requestState belongs to a call of %s, not %s; send it back with the call that asked", pc.name, name)}
 	}
 	pc.mu.Lock()
@@ -230,9 +327,9 @@ func (h *hitl) retry(ctx context.Context, req *mcp.CallToolRequest, name, owner 
 	pc.waiting = true
 	pc.mu.Unlock()
 	if busy {
-		return errResult("another request already waits for this call of %s; this retry was ignored", pc.name), nil
+		return outcome{res: errResult("another request already waits for this call of %s; this retry was ignored", pc.name)}, nil
 	}
-	return h.resume(ctx, req, pc)
+	return h.resume(ctx, cr, pc)
 }
 
 // runNow runs a call that cannot ask its client anything, in the caller's
@@ -279,15 +376,25 @@ func (h *hitl) newPending(name string, args json.RawMessage, elicit bool, policy
 	id := make([]byte, 12)
 	rand.Read(id)
 	pc := &pendingCall{
-		id:       hex.EncodeToString(id),
-		name:     name,
-		args:     args,
-		done:     make(chan *mcp.CallToolResult, 1),
-		dialogs:  make(chan dialogAsk),
-		progress: newProgressSink(),
-		owner:    owner,
+		id:        hex.EncodeToString(id),
+		name:      name,
+		args:      args,
+		done:      make(chan outcome, 1),
+		dialogs:   make(chan dialogAsk),
+		questions: make(chan *pageQuestion),
+		progress:  newProgressSink(),
+		owner:     owner,
 	}
-	cctx, cancel := context.WithCancel(withProgress(context.Background(), pc.progress))
+	pc.run = func(ctx context.Context) outcome {
+		res := CallToolResult(h.call(ctx, pc.name, pc.args))
+		pc.mu.Lock()
+		if pc.failed != "" {
+			res = errResult("%s: %s", pc.name, pc.failed)
+		}
+		pc.mu.Unlock()
+		return outcome{res: res}
+	}
+	cctx, cancel := context.WithCancel(withRelay(withProgress(context.Background(), pc.progress), pc))
 	pc.cancel = cancel
 	if !elicit {
 		pc.runCtx = core.WithDialogFunc(cctx, byPolicy(policy, func(why string) {
@@ -322,13 +429,7 @@ func (h *hitl) start(pc *pendingCall) {
 	pc.started = true
 	pc.mu.Unlock()
 	go func() {
-		res := CallToolResult(h.call(pc.runCtx, pc.name, pc.args))
-		pc.mu.Lock()
-		if pc.failed != "" {
-			res = errResult("%s: %s", pc.name, pc.failed)
-		}
-		pc.mu.Unlock()
-		pc.done <- res
+		pc.done <- pc.run(pc.runCtx)
 		pc.cancel()
 		// A client that never comes back for the result must not pin it.
 		time.AfterFunc(h.timeout, func() { h.remove(pc.id) })
@@ -336,26 +437,36 @@ func (h *hitl) start(pc *pendingCall) {
 }
 
 // resume takes the client's answer to what it was asked and waits on.
-func (h *hitl) resume(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCall) (*mcp.CallToolResult, error) {
-	pc.progress.target(req)
+func (h *hitl) resume(ctx context.Context, cr clientRequest, pc *pendingCall) (outcome, error) {
+	pc.progress.target(cr.ctx, cr.session, cr.token)
 	pc.mu.Lock()
-	confirming, asking := pc.confirming, pc.asking
-	pc.confirming, pc.asking = false, nil
+	confirming, asking, asked := pc.confirming, pc.asking, pc.asked
+	pc.confirming, pc.asking, pc.asked = false, nil, nil
+	pc.caps = cr.caps
 	pc.mu.Unlock()
 	switch {
 	case confirming:
-		r, _ := req.Params.InputResponses["confirm"].(*mcp.ElicitResult)
+		r, _ := cr.answers["confirm"].(*mcp.ElicitResult)
 		if r == nil || r.Action != "accept" {
 			h.remove(pc.id)
 			pc.cancel()
-			return errResult("%s was not run: the user declined", pc.name), nil
+			return outcome{res: errResult("%s was not run: the user declined", pc.name)}, nil
 		}
 		h.start(pc)
 	case asking != nil:
-		r, _ := req.Params.InputResponses["dialog"].(*mcp.ElicitResult)
+		r, _ := cr.answers["dialog"].(*mcp.ElicitResult)
 		asking.answer <- dialogAnswer(asking.d, r)
+	case asked != nil:
+		if left := answerQuestions(asked, cr.answers); len(left) > 0 {
+			// Some answers are missing: ask for those again (no request
+			// waits for the call meanwhile).
+			pc.mu.Lock()
+			pc.waiting = false
+			pc.mu.Unlock()
+			return h.askQuestions(pc, left), nil
+		}
 	}
-	return h.wait(ctx, req, pc)
+	return h.wait(ctx, cr, pc)
 }
 
 // dialogAnswer maps the client's answer onto the dialog's buttons.
@@ -394,7 +505,7 @@ func dialogElicit(d core.Dialog) *mcp.ElicitParams {
 // wait waits for the call's result or for a dialog to ask the client about,
 // sending progress while it waits when the client asked for it. A client
 // that cancels the request aborts the page's call.
-func (h *hitl) wait(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCall) (*mcp.CallToolResult, error) {
+func (h *hitl) wait(ctx context.Context, cr clientRequest, pc *pendingCall) (outcome, error) {
 	var tick <-chan time.Time
 	pc.mu.Lock()
 	pc.waiting = true
@@ -404,8 +515,8 @@ func (h *hitl) wait(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCa
 		pc.waiting = false
 		pc.mu.Unlock()
 	}()
-	defer pc.progress.target(nil)
-	if req.Params.GetProgressToken() != nil && req.Session != nil {
+	defer pc.progress.target(nil, nil, nil)
+	if cr.token != nil && cr.session != nil {
 		// A heartbeat to the client while the page works, not a poll: the
 		// result and dialogs arrive on their channels.
 		t := time.NewTicker(time.Second)
@@ -415,22 +526,24 @@ func (h *hitl) wait(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCa
 	start := time.Now()
 	for {
 		select {
-		case res := <-pc.done:
+		case o := <-pc.done:
 			h.remove(pc.id)
-			return res, nil
+			return o, nil
 		case ask := <-pc.dialogs:
 			pc.mu.Lock()
 			pc.asking = &ask
 			pc.mu.Unlock()
 			h.add(pc)
-			return h.inputRequired(pc, "dialog", dialogElicit(ask.d)), nil
+			return outcome{asks: mcp.InputRequestMap{"dialog": dialogElicit(ask.d)}, state: h.stateOf(pc)}, nil
+		case q := <-pc.questions:
+			return h.questionsArrived(ctx, pc, q)
 		case <-tick:
 			secs := time.Since(start).Seconds()
 			pc.progress.heartbeat(ctx, secs, fmt.Sprintf("%s is still running in the page (%.0f s)", pc.name, secs))
 		case <-ctx.Done():
 			pc.cancel()
 			h.remove(pc.id)
-			return nil, ctx.Err()
+			return outcome{}, ctx.Err()
 		}
 	}
 }
@@ -438,7 +551,7 @@ func (h *hitl) wait(ctx context.Context, req *mcp.CallToolRequest, pc *pendingCa
 func (h *hitl) inputRequired(pc *pendingCall, key string, p *mcp.ElicitParams) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{key: p},
-		RequestState:  h.state(pc.id),
+		RequestState:  h.stateOf(pc),
 	}
 }
 

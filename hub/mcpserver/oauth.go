@@ -136,7 +136,7 @@ func tokenInfo(p *oauth.Principal) *auth.TokenInfo {
 // calls), who asks for a tools/call: the OAuth token's subject and client.
 func callerFromToken(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "tools/call" {
+		if method == "tools/call" || method == "prompts/get" || method == "resources/read" {
 			if who := callerOf(req.GetExtra()); who != "" {
 				ctx = hub.WithCaller(ctx, who)
 			}

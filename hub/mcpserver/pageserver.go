@@ -54,6 +54,9 @@ type pageTransport struct {
 	progress *pageProgress
 	notes    *atomic.Int64
 	peek     *pagePeek
+	// relays are the session's client requests that relay the page's
+	// questions and log messages (pagerelay.go).
+	relays *pageRelays
 }
 
 func (t *pageTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -80,6 +83,18 @@ func (c *pageConnection) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err == nil {
 			if c.t.progress != nil && c.t.passProgress(ctx, msg) {
 				continue
+			}
+			if req, ok := msg.(*jsonrpc.Request); ok && c.t.relays != nil {
+				if isPageQuestion(req) {
+					c.t.notes.Add(1)
+					go c.t.answerQuestion(req)
+					continue
+				}
+				if req.Method == "notifications/message" && !req.IsCall() {
+					c.t.notes.Add(1)
+					c.t.passLog(ctx, req)
+					continue
+				}
 			}
 			if c.t.peek != nil {
 				c.t.peek.received(msg)
@@ -139,6 +154,7 @@ type pageSession struct {
 	notes                     atomic.Int64 // notifications in the current second
 	progress                  pageProgress // tokens of the calls whose client wants progress
 	peek                      pagePeek     // what the SDK's typed results drop
+	relays                    pageRelays   // client requests in flight that may be asked (pagerelay.go)
 }
 
 // CallTool forwards tools/call; the client's cancellation reaches the page
@@ -149,7 +165,9 @@ func (p *pageSession) CallTool(ctx context.Context, tool string, args json.RawMe
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	meta, leave := p.relayMeta(ctx)
+	defer leave()
+	params := &mcp.CallToolParams{Meta: meta, Name: tool, Arguments: args}
 	if sink := progressFrom(ctx); sink != nil && sink.wanted() {
 		token, done := p.progress.add(sink)
 		defer done()
@@ -242,8 +260,16 @@ func (s *Server) servePage(ctx context.Context, c hub.PageServerConn) {
 			s.pageResourceUpdated(ctx, p, r.Params.URI)
 		},
 		Logger: slog.New(slog.DiscardHandler),
+		// What a page server may ask: the hub relays it to the client of
+		// the request it serves (pagerelay.go), which answers the
+		// requests before the SDK sees them.
+		Capabilities: &mcp.ClientCapabilities{
+			RootsV2:     &mcp.RootCapabilities{},
+			Sampling:    &mcp.SamplingCapabilities{},
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		},
 	})
-	tr := &pageTransport{conn: c.Conn, progress: &p.progress, notes: &p.notes, peek: &p.peek}
+	tr := &pageTransport{conn: c.Conn, progress: &p.progress, notes: &p.notes, peek: &p.peek, relays: &p.relays}
 	initCtx, cancel := context.WithTimeout(ctx, s.hub.PageServerInitTimeout())
 	cs, err := client.Connect(initCtx, tr, &mcp.ClientSessionOptions{ProtocolVersion: pageProtocolVersion})
 	cancel()
@@ -274,6 +300,13 @@ func (s *Server) servePage(ctx context.Context, c hub.PageServerConn) {
 	}
 	if caps.Tools != nil {
 		signal(p.tools)
+	}
+	if caps.Logging != nil {
+		// The page logs from level info up; each client gets what its own
+		// level lets through (pagerelay.go).
+		lctx, cancel := context.WithTimeout(ctx, s.hub.PageServerInitTimeout())
+		cs.SetLoggingLevel(lctx, &mcp.SetLoggingLevelParams{Level: "info"})
+		cancel()
 	}
 	if caps.Resources != nil || caps.Prompts != nil {
 		s.listServerCatalog(ctx, p, caps)

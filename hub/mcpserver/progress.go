@@ -40,10 +40,14 @@ type progressSink struct {
 	mu      sync.Mutex
 	session *mcp.ServerSession
 	token   any
-	last    float64
-	sent    bool // something was sent; last holds its progress
-	page    bool // a page server reports this call's progress
-	limit   *rate.Limiter
+	client  *mcp.ServerSession // the waiting request's client, for log messages
+	// reqCtx is the waiting request's context: a notification sent with
+	// it goes with that request (on its stream, over HTTP).
+	reqCtx context.Context
+	last   float64
+	sent   bool // something was sent; last holds its progress
+	page   bool // a page server reports this call's progress
+	limit  *rate.Limiter
 }
 
 type progressKey struct{}
@@ -66,15 +70,31 @@ func progressFrom(ctx context.Context) *progressSink {
 // target points the sink at the client request now waiting for the call
 // (before the call starts, so the page server's tools/call carries a
 // token); a request without a progress token, or nil, stops the sink.
-func (p *progressSink) target(req *mcp.CallToolRequest) {
+func (p *progressSink) target(ctx context.Context, ss *mcp.ServerSession, token any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.session, p.token, p.sent = nil, nil, false
-	if req != nil && req.Session != nil {
-		if t := req.Params.GetProgressToken(); t != nil {
-			p.session, p.token = req.Session, t
-		}
+	p.client, p.reqCtx = ss, ctx
+	if ss != nil && token != nil {
+		p.session, p.token = ss, token
 	}
+}
+
+// log passes a page server's log message on to the client of the request
+// now waiting for the call, at the level that client chose.
+func (p *progressSink) log(ctx context.Context, m *mcp.LoggingMessageParams) {
+	p.mu.Lock()
+	ss := p.client
+	if p.reqCtx != nil {
+		ctx = p.reqCtx
+	}
+	p.mu.Unlock()
+	if ss == nil || !p.limit.Allow() {
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, progressSendTimeout)
+	defer cancel()
+	ss.Log(sctx, m)
 }
 
 // wanted says whether the client asked for progress; it marks the call as
@@ -119,6 +139,9 @@ func (p *progressSink) send(ctx context.Context, n *mcp.ProgressNotificationPara
 		return
 	}
 	p.sent, p.last = true, n.Progress
+	if p.reqCtx != nil {
+		ctx = p.reqCtx
+	}
 	p.mu.Unlock()
 	n.ProgressToken = token
 	sctx, cancel := context.WithTimeout(ctx, progressSendTimeout)

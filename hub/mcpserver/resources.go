@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
@@ -196,9 +197,25 @@ func (s *Server) readPageResource(ctx context.Context, req *mcp.ReadResourceRequ
 	if err != nil {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
-	res, err := p.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: orig})
+	read := func(ctx context.Context) (*mcp.ReadResourceResult, error) {
+		meta, leave := p.relayMeta(ctx)
+		defer leave()
+		res, err := p.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: meta, URI: orig})
+		if err != nil {
+			return nil, fmt.Errorf("the page server could not read %s: %w", orig, err)
+		}
+		return res, nil
+	}
+	cr := clientRequest{ctx: ctx, session: req.Session, caps: req.ClientCapabilities(), state: req.Params.RequestState, answers: req.Params.InputResponses, owner: hub.Caller(ctx)}
+	res, ask, err := askable(s, cr, req.Params.URI, read)
 	if err != nil {
-		return nil, fmt.Errorf("the page server could not read %s: %w", orig, err)
+		return nil, err
+	}
+	if ask != nil {
+		return &mcp.ReadResourceResult{InputRequests: ask.asks, RequestState: ask.state}, nil
+	}
+	if res == nil {
+		return nil, fmt.Errorf("the page server gave no result for %s", orig)
 	}
 	size := 0
 	for _, c := range res.Contents {
@@ -230,9 +247,25 @@ func (s *Server) getPagePrompt(ctx context.Context, req *mcp.GetPromptRequest) (
 	if p == nil {
 		return nil, fmt.Errorf("the page server of the prompt %q has stopped; list prompts again (prompts/list)", req.Params.Name)
 	}
-	res, err := p.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: orig, Arguments: req.Params.Arguments})
+	get := func(ctx context.Context) (*mcp.GetPromptResult, error) {
+		meta, leave := p.relayMeta(ctx)
+		defer leave()
+		res, err := p.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: meta, Name: orig, Arguments: req.Params.Arguments})
+		if err != nil {
+			return nil, fmt.Errorf("the page server could not give the prompt %s: %w", orig, err)
+		}
+		return res, nil
+	}
+	cr := clientRequest{ctx: ctx, session: req.Session, caps: req.ClientCapabilities(), state: req.Params.RequestState, answers: req.Params.InputResponses, owner: hub.Caller(ctx)}
+	res, ask, err := askable(s, cr, req.Params.Name, get)
 	if err != nil {
-		return nil, fmt.Errorf("the page server could not give the prompt %s: %w", orig, err)
+		return nil, err
+	}
+	if ask != nil {
+		return &mcp.GetPromptResult{InputRequests: ask.asks, RequestState: ask.state}, nil
+	}
+	if res == nil {
+		return nil, fmt.Errorf("the page server gave no prompt %s", orig)
 	}
 	if raw, _ := json.Marshal(res); len(raw) > maxReadBytes {
 		return nil, fmt.Errorf("the prompt %s is %d bytes, over the limit of %d", req.Params.Name, len(raw), maxReadBytes)
@@ -309,4 +342,50 @@ func goneKeys(old, want map[string]string) []string {
 		}
 	}
 	return gone
+}
+
+// completePage forwards completion/complete for a page server's prompt or
+// resource template to its page server. A page server that offers no
+// completions (or a reference it does not know) gets no values, not an
+// error: completions are suggestions.
+func (s *Server) completePage(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	none := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+	ref := req.Params.Ref
+	if ref == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion/complete needs a ref (ref/prompt or ref/resource)"}
+	}
+	var key, orig string
+	var err error
+	switch ref.Type {
+	case "ref/prompt":
+		key, orig, err = s.hub.ResolvePrompt(ref.Name)
+	case "ref/resource":
+		key, orig, err = s.hub.ResolveURI(ref.URI)
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("completion/complete: unknown ref type %q (use ref/prompt or ref/resource)", ref.Type)}
+	}
+	if err != nil {
+		return none, nil
+	}
+	p := s.pages.get(key)
+	if p == nil || p.cs.InitializeResult().Capabilities == nil || p.cs.InitializeResult().Capabilities.Completions == nil {
+		return none, nil
+	}
+	fwd := *ref
+	if fwd.Type == "ref/prompt" {
+		fwd.Name = orig
+	} else {
+		fwd.URI = orig
+	}
+	res, err := p.cs.Complete(ctx, &mcp.CompleteParams{Ref: &fwd, Argument: req.Params.Argument, Context: req.Params.Context})
+	if err != nil {
+		return nil, fmt.Errorf("the page server could not complete %s: %w", req.Params.Argument.Name, err)
+	}
+	if len(res.Completion.Values) > 100 {
+		res.Completion.Values, res.Completion.HasMore = res.Completion.Values[:100], true
+	}
+	if res.Completion.Values == nil {
+		res.Completion.Values = []string{}
+	}
+	return res, nil
 }

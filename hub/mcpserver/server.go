@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
 // Tabs is what the tab tools need from a browser.
@@ -147,6 +148,7 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		SetCacheable:       cacheHints,
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: s.unsubscribe,
+		CompletionHandler:  s.completePage,
 		Logger:             opts.Logger,
 	})
 	go s.runPageServers(ctx)
@@ -295,17 +297,27 @@ func (s *Server) lastListed(name string) (hub.RoutedTool, *pageTool) {
 
 // callHandler is the handler of a page tool. A call that cannot need the
 // client's answer (no answer being returned, no confirmation policy, a
-// client without elicitation, no progress asked for) runs in the request's
-// own goroutine; any other goes through handleCall, which runs it in the
-// background so it can ask the client.
+// client without elicitation or sampling, no progress asked for, not a
+// page server's tool) runs in the request's own goroutine; any other goes
+// through handleCall, which runs it in the background so it can ask the
+// client. (The session's capabilities decide here, which costs nothing; the
+// relay reads the request's own, 2026-07-28 _meta, in handleCall.)
 func (s *Server) callHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p := req.Params
-		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canElicit(req.Session) {
+		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canAsk(req.Session) && !s.pageServerTool(name) {
 			return s.callNow(ctx, name, p.Arguments)
 		}
 		return s.handleCall(ctx, req, name, p.Arguments)
 	}
+}
+
+// pageServerTool says whether name is a page server's tool: its server may
+// ask the client something, and must learn the client's capabilities
+// (pagerelay.go), so its calls go through handleCall.
+func (s *Server) pageServerTool(name string) bool {
+	rt, ok := s.hub.Tool(name)
+	return ok && rt.Source.Backend == core.BackendMCPB
 }
 
 // callNow runs a call that cannot ask the client anything: a page dialog
