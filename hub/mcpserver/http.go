@@ -198,7 +198,10 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, stat
 		Stateless:                    true,
 		PropagateRequestCancellation: true,
 	})
-	mcpHandler := revisionRouter(stateful, s.paramHeaderCheck(stateless, opts.MaxBodyBytes), opts.MaxBodyBytes)
+	// A call that cannot ask its client is answered without the SDK
+	// (fast_http.go); the others have their Mcp-Param headers checked.
+	newRevision := s.fastHTTPHandler(s.paramHeaderCheck(stateless, opts.MaxBodyBytes), opts.MaxBodyBytes)
+	mcpHandler := revisionRouter(stateful, newRevision, opts.MaxBodyBytes)
 	// tools/list pages go into the responses as rendered (fast_list.go).
 	var h http.Handler = s.tools.splicing(mcpHandler)
 	if opts.Token != "" {
