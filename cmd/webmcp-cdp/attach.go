@@ -28,7 +28,7 @@ func newAttach() *cobra.Command {
 				return err
 			}
 			if len(named) > 0 {
-				return runMulti(cmd.Context(), named, &bf, backend, reload, urls, nil)
+				return runMulti(cmd.Context(), endpointsSupplied(named), &bf, backend, reload, urls)
 			}
 			ep, err := ef.endpoint()
 			if err != nil {
