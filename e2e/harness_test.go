@@ -52,6 +52,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	stopGrid() // grid_harness_test.go: started by the first test that needs it
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

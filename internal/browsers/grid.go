@@ -217,7 +217,7 @@ func (e *GridError) Error() string {
 	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
 		hint = ": check the credentials in SELENIUM_REMOTE_HEADERS (or --selenium-header)"
 	case strings.Contains(e.Message, "timed out") || strings.Contains(e.Message, "Timed out"):
-		hint = ": the Grid had no free slot in time; end other sessions, add nodes, or ask for fewer --browsers"
+		hint = ": the Grid found no free slot in time (or no node that matches the capabilities); end other sessions, add nodes, or ask for fewer --browsers"
 	case e.Code == "session not created":
 		hint = ": check SELENIUM_REMOTE_CAPABILITIES (or --selenium-capabilities) against the Grid's nodes (GET /status shows their stereotypes)"
 	}
@@ -240,6 +240,7 @@ func (e *GridError) IsSessionGone() bool {
 // line, at most 300 bytes.
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = strings.TrimSpace(s)
 	if len(s) > 300 {
 		s = s[:300] + "…"
 	}
