@@ -71,16 +71,20 @@ func startGrid(t testing.TB) *testGrid {
 	return theGrid
 }
 
-// stopGrid kills the Grid's processes, when it was started.
+// stopGrid stops the package's Grid, when it was started.
 func stopGrid() {
-	if theGrid == nil {
-		return
+	if theGrid != nil {
+		theGrid.stop()
 	}
-	for _, p := range theGrid.procs {
+}
+
+// stop kills the Grid's processes and removes its folder.
+func (g *testGrid) stop() {
+	for _, p := range g.procs {
 		syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
 		p.Wait()
 	}
-	os.RemoveAll(theGrid.dir)
+	os.RemoveAll(g.dir)
 }
 
 // gridJar installs the pinned jar unless it is there, and returns its path.
@@ -132,58 +136,77 @@ func launchGrid() *testGrid {
 	}
 	hub, pub, sub := port(), port(), port()
 	g.url = "http://127.0.0.1:" + strconv.Itoa(hub)
-	events := fmt.Sprintf("[events]\npublish = \"tcp://127.0.0.1:%d\"\nsubscribe = \"tcp://127.0.0.1:%d\"\n", pub, sub)
-	// A new session waits 15 s for a free slot, not 300 (a first session
-	// on a busy machine takes a few seconds), and one no node can ever
-	// take is refused at once.
-	configs := []string{fmt.Sprintf("[server]\nhost = \"127.0.0.1\"\nport = %d\n%sbind = true\n[sessionqueue]\nsession-request-timeout = 15\n[distributor]\nreject-unsupported-caps = true\n", hub, events)}
+	// The hub and node recipes of docs/remote.md, as written but for the
+	// ports, the paths of the browser and the driver, and what the tests
+	// need: headless browsers, a short idle timeout, a new session that
+	// waits 15 s for a free slot, not 300 (a first session on a busy
+	// machine takes a few seconds), and one no node can ever take refused
+	// at once.
+	hubConf, err := docRecipe("remote-grid-hub")
+	if err != nil {
+		g.err = err
+		return g
+	}
+	nodeConf, err := docRecipe("remote-grid-node")
+	if err != nil {
+		g.err = err
+		return g
+	}
+	events := strings.NewReplacer(`"tcp://127.0.0.1:4442"`, fmt.Sprintf(`"tcp://127.0.0.1:%d"`, pub), `"tcp://127.0.0.1:4443"`, fmt.Sprintf(`"tcp://127.0.0.1:%d"`, sub))
+	hubConf = events.Replace(strings.Replace(hubConf, "port = 4444", "port = "+strconv.Itoa(hub), 1))
+	roles := []string{"hub"}
+	configs := []string{hubConf + "[sessionqueue]\nsession-request-timeout = 15\n[distributor]\nreject-unsupported-caps = true\n"}
 	for range 2 {
 		n := port()
 		g.nodes = append(g.nodes, "http://127.0.0.1:"+strconv.Itoa(n))
-		configs = append(configs, fmt.Sprintf(`[server]
-host = "127.0.0.1"
-port = %d
-%s[node]
-grid-url = %q
-detect-drivers = false
-session-timeout = %d
-max-sessions = 1
-[[node.driver-configuration]]
-display-name = "chromium"
-stereotype = '{"browserName": "chrome", "goog:chromeOptions": {"binary": %q, "args": ["--headless=new", "--no-sandbox", "--disable-gpu"]}}'
-max-sessions = 1
-webdriver-executable = %q
-`, n, events, g.url, int(gridSessionTimeout.Seconds()), chrome, driver))
+		roles = append(roles, "node")
+		configs = append(configs, events.Replace(strings.NewReplacer(
+			"port = 5555", "port = "+strconv.Itoa(n),
+			`grid-url = "http://127.0.0.1:4444"`, fmt.Sprintf("grid-url = %q\nsession-timeout = %d", g.url, int(gridSessionTimeout.Seconds())),
+		).Replace(nodeOnThisMachine(nodeConf, chrome, driver))))
 	}
+	g.err = g.run(jar, roles, configs, 2)
+	if g.err == nil {
+		g.err = g.warmUp()
+	}
+	return g
+}
+
+// nodeOnThisMachine is a node's config with this machine's browser and
+// driver, the browsers headless (there is no display).
+func nodeOnThisMachine(conf, chrome, driver string) string {
+	return strings.NewReplacer(
+		`"/usr/bin/chromium"`, strconv.Quote(chrome),
+		`"args": ["--no-sandbox"]`, `"args": ["--no-sandbox", "--headless=new", "--disable-gpu"]`,
+		`"/usr/bin/chromedriver"`, strconv.Quote(driver),
+	).Replace(conf)
+}
+
+// run starts `java -jar jar ROLE --config FILE` for each role and config,
+// and waits until the Grid's /status is ready with nodes nodes.
+func (g *testGrid) run(jar string, roles, configs []string, nodes int) error {
 	for i, conf := range configs {
-		role, name := "node", fmt.Sprintf("node%d.toml", i)
-		if i == 0 {
-			role, name = "hub", "hub.toml"
-		}
-		path := filepath.Join(g.dir, name)
+		path := filepath.Join(g.dir, fmt.Sprintf("%s%d.toml", roles[i], i))
 		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-			g.err = err
-			return g
+			return err
 		}
 		log := &syncBuffer{}
-		cmd := exec.Command("java", "-jar", jar, role, "--config", path)
+		cmd := exec.Command("java", "-jar", jar, roles[i], "--config", path)
 		cmd.Dir = g.dir
 		cmd.Stdout, cmd.Stderr = log, log
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
-			g.err = fmt.Errorf("java -jar %s %s: %w", filepath.Base(jar), role, err)
-			return g
+			return fmt.Errorf("java -jar %s %s: %w", filepath.Base(jar), roles[i], err)
 		}
 		g.procs, g.logs = append(g.procs, cmd), append(g.logs, log)
 	}
-	// Ready when /status says so with both nodes up (polled: the Grid has no
-	// event to wait on from outside).
+	// Ready when /status says so with the nodes up (polled: the Grid has
+	// no event to wait on from outside).
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		var st gridStatus
-		if g.get("/status", &st) == nil && st.Ready && len(st.Nodes) == 2 {
-			g.err = g.warmUp()
-			return g
+		if g.get("/status", &st) == nil && st.Ready && len(st.Nodes) == nodes {
+			return nil
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
@@ -191,8 +214,7 @@ webdriver-executable = %q
 	for _, l := range g.logs {
 		logs = append(logs, l.String())
 	}
-	g.err = fmt.Errorf("the Grid at %s was not ready with two nodes within 90 s:\n%s", g.url, strings.Join(logs, "\n----\n"))
-	return g
+	return fmt.Errorf("the Grid at %s was not ready with %d nodes within 90 s:\n%s", g.url, nodes, strings.Join(logs, "\n----\n"))
 }
 
 // warmUp starts and ends a session on each node at once: the first
