@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -114,7 +115,8 @@ func TestGridLaunch(t *testing.T) {
 // TestGridKeptAlive: an agent idle for longer than the Grid's session
 // timeout keeps its browser: a session made at the same time by a plain
 // WebDriver client, which sends nothing, is ended by the Grid, while the
-// server's session is still the same one and its tool answers.
+// server's session is still the same one and its tool answers. SIGTERM
+// then deletes it.
 func TestGridKeptAlive(t *testing.T) {
 	g := startGrid(t)
 	base := serveFixtures(t)
@@ -138,7 +140,10 @@ func TestGridKeptAlive(t *testing.T) {
 		t.Errorf("the server's session %s did not last (the log shows %d sessions created)", ours, len(sessionCreated.FindAllString(c.stderr.String(), -1)))
 	}
 	t.Logf("idle for %s (session timeout %s); a plain session was ended by the Grid meanwhile", time.Since(began).Round(time.Second), gridSessionTimeout)
-	c.cs.Close()
+	// SIGTERM, not the client going: the session is deleted all the same.
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
 	g.waitNoSessions(t, 10*time.Second)
 }
 
