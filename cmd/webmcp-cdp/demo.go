@@ -64,7 +64,7 @@ func newDemo() *cobra.Command {
 			if bf.http.addr == "" {
 				fmt.Fprintln(os.Stderr, "\nServing MCP on stdio now; the notes app stays at", pageURL)
 			}
-			return s.run(ctx, &bf, proc.Exited(), proc.ExitReason)
+			return s.run(ctx, &bf, proc.Exited(), exitReason(proc))
 		},
 	}
 	lf.register(cmd)

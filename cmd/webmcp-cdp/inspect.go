@@ -100,7 +100,7 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 	go func() {
 		select {
 		case <-s.conn.Done():
-			cancel(errors.Unwrap(s.lost(proc.Exited(), proc.ExitReason)))
+			cancel(errors.Unwrap(s.lost(proc.Exited(), exitReason(proc))))
 		case err := <-s.browser.Fatal():
 			cancel(err)
 		case <-runCtx.Done():

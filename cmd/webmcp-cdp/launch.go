@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -101,13 +102,13 @@ func newLaunch() *cobra.Command {
 				}
 				return runMulti(ctx, append(sup, endpointsSupplied(named)...), &bf, backend, false, urls)
 			}
-			proc, err := cdp.Launch(ctx, lf.options(backend))
+			br, err := (&browsers.Launch{Options: lf.options(backend)}).Start(ctx)
 			if err != nil {
 				return err
 			}
-			defer proc.Close()
+			defer br.End(context.WithoutCancel(ctx))
 			bf.serve.viewport = lf.viewport
-			s, err := startSession(ctx, proc.Conn(), &bf.serve, backend, false)
+			s, err := startSession(ctx, br.Conn(), &bf.serve, backend, false)
 			if err != nil {
 				return err
 			}
@@ -120,7 +121,7 @@ func newLaunch() *cobra.Command {
 			} else {
 				s.releaseFirstList()
 			}
-			return s.run(ctx, &bf, proc.Exited(), proc.ExitReason)
+			return s.run(ctx, &bf, br.Gone(), br.Reason)
 		},
 	}
 	lf.register(cmd)

@@ -41,3 +41,26 @@ func (e *Endpoint) String() string {
 	}
 	return cdp.RedactURL(e.Endpoint.BrowserURL)
 }
+
+// Connect is a source whose connection another function makes (attach's
+// --auto-connect, which finds the person's own browser and waits for
+// Allow). Ending it closes the connection only.
+type Connect struct {
+	// Name describes the browser for the log.
+	Name string
+	Dial func(ctx context.Context) (*cdp.Conn, error)
+}
+
+// Start dials.
+func (c *Connect) Start(ctx context.Context) (*Browser, error) {
+	conn, err := c.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Browser{conn: conn, end: func(context.Context) error { return conn.Close() }}, nil
+}
+
+// Fresh is false: the browser has tabs of its own.
+func (c *Connect) Fresh() bool { return false }
+
+func (c *Connect) String() string { return c.Name }
