@@ -311,8 +311,10 @@ type multiDialer struct {
 }
 
 // endTimeout bounds the ending of one browser (a Grid session's
-// deletion) when webmcp-cdp stops or the browser is lost.
-const endTimeout = 5 * time.Second
+// deletion) when webmcp-cdp stops or the browser is lost. The Grid drops a
+// DELETE whose client gives up, and its driver may take seconds to quit a
+// browser with many tabs on a busy machine (measured: over 5 s with 26).
+const endTimeout = 10 * time.Second
 
 // dial implements multi.Dialer.
 func (d *multiDialer) dial(ctx context.Context, a *multi.Attempt) (<-chan error, error) {
