@@ -39,6 +39,8 @@ type testGrid struct {
 	procs []*exec.Cmd
 	logs  []*syncBuffer
 	err   error // why it could not start
+	// auth, when set, is the Authorization header the Grid wants.
+	auth string
 }
 
 var (
@@ -270,6 +272,9 @@ func (g *testGrid) do(method, path string, body any, v any) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	if g.auth != "" {
+		req.Header.Set("Authorization", g.auth)
+	}
 	c := &http.Client{Timeout: 30 * time.Second}
 	res, err := c.Do(req)
 	if err != nil {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,6 +42,12 @@ func docRecipe(name string) (string, error) {
 // pairs), webmcp-cdp on the PATH, as the MCP server of a client.
 func runRecipe(t *testing.T, name string, subst ...string) *client {
 	t.Helper()
+	return runRecipeEnv(t, name, nil, subst...)
+}
+
+// runRecipeEnv is runRecipe with more environment.
+func runRecipeEnv(t *testing.T, name string, env []string, subst ...string) *client {
+	t.Helper()
 	script, err := docRecipe(name)
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +56,7 @@ func runRecipe(t *testing.T, name string, subst ...string) *client {
 	cmd := exec.Command("bash", "-euc", script)
 	// No display here: the browsers webmcp-cdp launches are headless.
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"), "WEBMCP_CDP_HEADLESS=true")
+	cmd.Env = append(cmd.Env, env...)
 	return startCmd(t, nil, "", cmd)
 }
 
@@ -126,7 +134,10 @@ func TestGridRecipes(t *testing.T) {
 
 // TestGridRecipeStandalone: docs/remote.md's standalone Grid, started from
 // its recipe (with this machine's browser and driver, headless, on a free
-// port), and the README's launch --selenium --browsers 2 against it.
+// port) behind the router's basic authentication, and the README's launch
+// --selenium --browsers 2 against it with the credentials in
+// SELENIUM_REMOTE_HEADERS (on WebDriver requests and the CDP WebSocket);
+// wrong credentials end launch with exit code 2 and the Grid's 401.
 func TestGridRecipeStandalone(t *testing.T) {
 	for _, tool := range []string{"java", "chromedriver"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -147,19 +158,32 @@ func TestGridRecipeStandalone(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	g := &testGrid{url: "http://127.0.0.1:" + strconv.Itoa(port), dir: t.TempDir()}
+	g := &testGrid{url: "http://127.0.0.1:" + strconv.Itoa(port), dir: t.TempDir(), auth: "Basic " + base64.StdEncoding.EncodeToString([]byte("agent:e2e-secret"))}
 	t.Cleanup(g.stop)
 	conf = strings.Replace(nodeOnThisMachine(conf, chrome, driver), "port = 4444", "port = "+strconv.Itoa(port), 1)
+	conf += "[router]\nusername = \"agent\"\npassword = \"e2e-secret\"\n"
 	if err := g.run(jar, []string{"standalone"}, []string{conf}, 1); err != nil {
 		t.Fatal(err)
 	}
 	base := serveFixtures(t)
-	c := runRecipe(t, "readme-grid", "http://grid.example:4444", g.url, "https://example.com/app", base+"/current/")
+	creds := `SELENIUM_REMOTE_HEADERS={"Authorization": "` + g.auth + `"}`
+	c := runRecipeEnv(t, "readme-grid", []string{creds}, "http://grid.example:4444", g.url, "https://example.com/app", base+"/current/")
 	c.callOK("webmcp_open_tab", map[string]any{"url": base + "/current/", "browser": "grid2"})
 	c.echoes(3)
 	if s := g.sessions(t); len(s) != 2 {
 		t.Errorf("the standalone Grid has %d sessions, want 2", len(s))
 	}
+	if strings.Contains(c.stderr.String(), "e2e-secret") || strings.Contains(c.stderr.String(), g.auth) {
+		t.Error("the log shows the credentials")
+	}
 	c.cs.Close()
 	g.waitNoSessions(t, 10*time.Second)
+
+	cmd := exec.Command(binary, "launch", "--selenium", g.url, "--headless", "--state-dir", "")
+	cmd.Env = append(os.Environ(), `SELENIUM_REMOTE_HEADERS={"Authorization": "Basic d3Jvbmc6d3Jvbmc="}`)
+	out, err := cmd.CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(lines[len(lines)-1], "said 401 Unauthorized: check the credentials in SELENIUM_REMOTE_HEADERS") {
+		t.Errorf("launch with wrong credentials: %v, last line %q; want exit code 2 and the Grid's 401", err, lines[len(lines)-1])
+	}
 }
