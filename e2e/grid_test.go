@@ -156,10 +156,10 @@ func TestGridLeftovers(t *testing.T) {
 	first.waitListed("the start page's echo", hasSuffix("echo", 1))
 	left := gridSessionsOf(first)["grid"]
 	t.Cleanup(func() { g.do("DELETE", "/session/"+left, nil, nil) })
+	// (The client's transport reaps it.)
 	if err := first.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	first.cmd.Wait()
 	second := start(t, "launch", "--selenium", g.url, "--headless", "--state-dir", "")
 	second.tools()
 	if !second.stderr.waitFor(left, 10*time.Second) || !strings.Contains(second.stderr.String(), "another webmcp-cdp created") {

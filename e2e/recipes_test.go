@@ -99,7 +99,6 @@ func TestGridRecipes(t *testing.T) {
 		c := runRecipe(t, "remote-grid-curl", grid...)
 		c.echoes(1)
 		c.cs.Close()
-		c.cmd.Wait()
 		// Made by hand, the session is left for whoever made it to delete.
 		for id := range g.sessions(t) {
 			if err := g.do("DELETE", "/session/"+id, nil, nil); err != nil {
