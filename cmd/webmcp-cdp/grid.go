@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,13 +98,13 @@ func (f *gridFlags) grid(getenv func(string) string, lf *launchFlags, opts cdp.L
 
 // decodeObject reads a JSON object, alone, into v.
 func decodeObject(s string, v any) error {
+	if !strings.HasPrefix(strings.TrimSpace(s), "{") {
+		return errors.New("not a JSON object: give {\"name\": value, ...}")
+	}
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("not a JSON object: %w", err)
-	}
-	if !bytes.Equal(bytes.TrimSpace([]byte(s))[:1], []byte("{")) {
-		return errors.New("not a JSON object: give {\"name\": value, ...}")
 	}
 	if dec.More() {
 		return errors.New("more than one JSON value: give one object")
