@@ -112,11 +112,6 @@ func (s *session) serve(ctx context.Context, hf *httpFlags, exited <-chan struct
 // connection is gone: a grace period for the process to end, not a poll.
 const exitGrace = 2 * time.Second
 
-// exitReason is why for lost of a browser launched with cdp.Launch.
-func exitReason(p *cdp.Process) func() string {
-	return func() string { return "the browser exited: " + p.ExitReason() }
-}
-
 // lost words the end of the browser connection, waiting (up to exitGrace)
 // for the process's own exit status when we launched it.
 func (s *session) lost(exited <-chan struct{}, why func() string) error {
