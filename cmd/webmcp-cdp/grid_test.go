@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -71,5 +73,33 @@ func TestGridFlags(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGridConfigFile: the Grid's flags come from a config file like every
+// other flag.
+func TestGridConfigFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "webmcp.yaml")
+	yaml := "selenium: http://grid:4444\nbrowsers: 2\nselenium-capabilities: '{\"platformName\": \"linux\"}'\nselenium-header: ['Authorization: Basic dTpw']\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _, err := newRoot().Find([]string{"launch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.ParseFlags([]string{"--config", path}); err != nil {
+		t.Fatal(err)
+	}
+	if err := applyConfig(cmd, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	fs := cmd.Flags()
+	url, _ := fs.GetString("selenium")
+	n, _ := fs.GetInt("browsers")
+	caps, _ := fs.GetString("selenium-capabilities")
+	headers, _ := fs.GetStringArray("selenium-header")
+	if url != "http://grid:4444" || n != 2 || caps != `{"platformName": "linux"}` || len(headers) != 1 {
+		t.Errorf("from the file: selenium %q, browsers %d, capabilities %q, headers %q", url, n, caps, headers)
 	}
 }
