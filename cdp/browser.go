@@ -408,3 +408,23 @@ func (p *Process) removeTemp() error {
 	}
 	return nil
 }
+
+// RemoteArgs are the flags Launch would give a browser, for one that
+// another program starts (a Selenium Grid node through chromedriver): not
+// the transport, the profile or the first page, which that program
+// chooses, nor what this machine's display or user decide (--headless only
+// when opts.Headless, --no-sandbox only when in opts.Args).
+func RemoteArgs(opts LaunchOptions) []string {
+	quiet := slog.New(slog.DiscardHandler)
+	var out []string
+	for _, a := range browserArgs(opts, "", quiet) {
+		switch {
+		case a == "--remote-debugging-pipe", strings.HasPrefix(a, "--user-data-dir="), a == "about:blank":
+		case a == "--headless" && !opts.Headless:
+		case a == "--no-sandbox" && !slices.Contains(opts.Args, a):
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}

@@ -333,3 +333,20 @@ func TestMergeFeatures(t *testing.T) {
 		})
 	}
 }
+
+func TestRemoteArgs(t *testing.T) {
+	got := RemoteArgs(LaunchOptions{Headless: true, Args: []string{"--lang=de", "--enable-features=X"}, WindowWidth: 800, WindowHeight: 600})
+	for _, want := range []string{"--headless", "--disable-popup-blocking", "--lang=de", "--window-size=800,600", "--enable-features=X", "--disable-features=IsolateSandboxedIframes"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("RemoteArgs lacks %s: %q", want, got)
+		}
+	}
+	for _, a := range got {
+		if a == "--remote-debugging-pipe" || strings.HasPrefix(a, "--user-data-dir") || a == "about:blank" || a == "--no-sandbox" {
+			t.Errorf("RemoteArgs has %s, which the Grid's node decides: %q", a, got)
+		}
+	}
+	if slices.Contains(RemoteArgs(LaunchOptions{}), "--headless") {
+		t.Error("RemoteArgs has --headless without Headless: the node's display decides")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -19,7 +20,9 @@ import (
 // that settles returns at once all the same.
 func ciRun(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	if len(args) > 0 {
+	// A default --timeout, unless the test gives its own: a flag given
+	// twice is an error.
+	if len(args) > 0 && !slices.ContainsFunc(args, func(a string) bool { return a == "--timeout" || strings.HasPrefix(a, "--timeout=") }) {
 		args = append([]string{args[0], "--timeout", "30s"}, args[1:]...)
 	}
 	cmd := ciCommand(args...)

@@ -52,6 +52,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	stopGrid() // grid_harness_test.go: started by the first test that needs it
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -135,13 +136,25 @@ func startWith(t testing.TB, opts *mcp.ClientOptions, args ...string) *client {
 // for ("" for the latest).
 func startProto(t testing.TB, opts *mcp.ClientOptions, version string, args ...string) *client {
 	t.Helper()
+	return startCmd(t, opts, version, exec.Command(binary, args...))
+}
+
+// startCmd is startProto with the command that runs webmcp-cdp (a shell
+// running a documented recipe, say).
+func startCmd(t testing.TB, opts *mcp.ClientOptions, version string, cmd *exec.Cmd) *client {
+	t.Helper()
+	args := cmd.Args[1:]
 	c := &client{t: t, stderr: &syncBuffer{}, changes: make(chan struct{}, 1000)}
-	c.cmd = exec.Command(binary, args...)
+	c.cmd = cmd
 	c.cmd.Stderr = c.stderr
 	// Its own state home: cached tools of another test never show up in
 	// this one's lists (a test that restarts on the same state passes
 	// --state-dir).
-	c.cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
+	env := c.cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	c.cmd.Env = append(env, "XDG_STATE_HOME="+t.TempDir())
 	if opts == nil {
 		opts = &mcp.ClientOptions{}
 	}

@@ -1,7 +1,12 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
 )
 
 func newAttach() *cobra.Command {
@@ -28,21 +33,22 @@ func newAttach() *cobra.Command {
 				return err
 			}
 			if len(named) > 0 {
-				return runMulti(cmd.Context(), named, &bf, backend, reload, urls, nil)
+				return runMulti(cmd.Context(), endpointsSupplied(named), &bf, backend, reload, urls)
 			}
 			ep, err := ef.endpoint()
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			conn, err := af.connect(ctx, ep)
+			src := &browsers.Connect{Name: "the browser to attach to", Dial: func(ctx context.Context) (*cdp.Conn, error) { return af.connect(ctx, ep) }}
+			br, err := src.Start(ctx)
 			if err != nil {
 				return err
 			}
 			af.defaults(cmd, &bf.serve, ef.given())
-			// Closing the connection detaches: the browser and its tabs stay.
-			defer conn.Close()
-			s, err := startSession(ctx, conn, &bf.serve, backend, reload)
+			// Ending it detaches: the browser and its tabs stay.
+			defer br.End(context.WithoutCancel(ctx))
+			s, err := startSession(ctx, br.Conn(), &bf.serve, backend, reload)
 			if err != nil {
 				return err
 			}

@@ -18,6 +18,7 @@ func newBench() *cobra.Command {
 	var rows []string
 	var forwardPage, forwardHTTPPage, forwardHTTPAddr string
 	var forwardHTTPMode bench.ForwardHTTPMode
+	var grid string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure webmcp-cdp on this machine and print one table (Chromium required)",
@@ -44,7 +45,10 @@ func newBench() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("finding this binary: %w", err)
 			}
-			rep, err := bench.Run(cmd.Context(), bench.Options{Binary: self, Calls: calls, Tabs: tabs, CPUProfile: cpuprofile, MemProfile: memprofile, Rows: rows})
+			if grid == "" {
+				grid = os.Getenv(envSeleniumURL)
+			}
+			rep, err := bench.Run(cmd.Context(), bench.Options{Binary: self, Calls: calls, Tabs: tabs, CPUProfile: cpuprofile, MemProfile: memprofile, Rows: rows, Grid: grid})
 			if err != nil {
 				return err
 			}
@@ -71,6 +75,7 @@ func newBench() *cobra.Command {
 	cmd.Flags().MarkHidden("forward-http-sse")
 	cmd.Flags().BoolVar(&forwardHTTPMode.Stateless, "forward-http-stateless", false, "the streamable HTTP forwarder serves MCP 2026-07-28 only, statelessly")
 	cmd.Flags().MarkHidden("forward-http-stateless")
+	cmd.Flags().StringVar(&grid, "selenium", "", "the Selenium Grid of the grid rows, with at least three free slots (default $"+envSeleniumURL+"; without either they are skipped)")
 	cmd.Flags().StringSliceVar(&rows, "rows", nil, "measure only these groups of rows: "+strings.Join(bench.RowGroups, ", ")+" (all when empty)")
 	return cmd
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/fixtures"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
 )
 
 func newDemo() *cobra.Command {
@@ -45,13 +45,13 @@ func newDemo() *cobra.Command {
 			defer httpSrv.Close()
 			pageURL := "http://" + ln.Addr().String() + "/notes/"
 
-			proc, err := cdp.Launch(ctx, lf.options(backend))
+			br, err := (&browsers.Launch{Options: lf.options(backend)}).Start(ctx)
 			if err != nil {
 				return err
 			}
-			defer proc.Close()
+			defer br.End(context.WithoutCancel(ctx))
 			bf.serve.viewport = lf.viewport
-			s, err := startSession(ctx, proc.Conn(), &bf.serve, backend, false)
+			s, err := startSession(ctx, br.Conn(), &bf.serve, backend, false)
 			if err != nil {
 				return err
 			}
@@ -64,7 +64,7 @@ func newDemo() *cobra.Command {
 			if bf.http.addr == "" {
 				fmt.Fprintln(os.Stderr, "\nServing MCP on stdio now; the notes app stays at", pageURL)
 			}
-			return s.run(ctx, &bf, proc.Exited(), proc.ExitReason)
+			return s.run(ctx, &bf, br.Gone(), br.Reason)
 		},
 	}
 	lf.register(cmd)

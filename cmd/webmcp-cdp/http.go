@@ -145,7 +145,7 @@ func (s *session) lost(exited <-chan struct{}, why func() string) error {
 		defer grace.Stop()
 		select {
 		case <-exited:
-			reason = "the browser exited: " + why()
+			reason = why()
 		case <-grace.C:
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
@@ -74,33 +75,34 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 		return nil, usageError(fmt.Errorf("--settle %s and --timeout %s: both must be positive, and the timeout at least the settle time", f.settle, f.timeout))
 	}
 	f.lf.headless = true
-	proc, err := cdp.Launch(ctx, f.lf.options(backend))
+	br, err := (&browsers.Launch{Options: f.lf.options(backend)}).Start(ctx)
 	if err != nil {
 		return nil, usageError(err)
 	}
+	end := func() { br.End(context.WithoutCancel(ctx)) }
 	f.sf.viewport = f.lf.viewport
-	s, err := startSession(ctx, proc.Conn(), &f.sf, backend, false)
+	s, err := startSession(ctx, br.Conn(), &f.sf, backend, false)
 	if err != nil {
-		proc.Close()
+		end()
 		return nil, usageError(err)
 	}
 	s.releaseFirstList() // CI mode settles each page itself
 	s.browser.EnableDiagnosis()
 	clientT, serverT := mcp.NewInMemoryTransports()
 	if _, err := s.server.MCP().Connect(ctx, serverT, nil); err != nil {
-		proc.Close()
+		end()
 		return nil, usageError(fmt.Errorf("connecting CI mode's MCP client: %w", err))
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "webmcp-cdp-ci", Version: version}, nil).Connect(ctx, clientT, nil)
 	if err != nil {
-		proc.Close()
+		end()
 		return nil, usageError(fmt.Errorf("connecting CI mode's MCP client: %w", err))
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	go func() {
 		select {
 		case <-s.conn.Done():
-			cancel(errors.Unwrap(s.lost(proc.Exited(), proc.ExitReason)))
+			cancel(errors.Unwrap(s.lost(br.Gone(), br.Reason)))
 		case err := <-s.browser.Fatal():
 			cancel(err)
 		case <-runCtx.Done():
@@ -122,7 +124,7 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 		close: func() {
 			cancel(nil)
 			cs.Close()
-			proc.Close()
+			end()
 		},
 	}, nil
 }

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 
@@ -52,7 +57,9 @@ func (f *launchFlags) options(backend polyfill.Backend) cdp.LaunchOptions {
 func newLaunch() *cobra.Command {
 	var lf launchFlags
 	var ef endpointFlags // --browser, --browser-header, --ca-file (multi.go)
+	var gf gridFlags     // --selenium... (grid.go)
 	var relaunch bool
+	var count int
 	bf := browserFlags{relay: &relayFlags{}}
 	cmd := &cobra.Command{
 		Use:   "launch [flags] [URL...]",
@@ -70,17 +77,38 @@ func newLaunch() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if relaunch || len(named) > 0 {
-				bf.serve.viewport = lf.viewport
-				return runMulti(ctx, named, &bf, backend, false, urls, &launchedBrowser{opts: lf.options(backend), relaunch: relaunch})
+			if count < 1 || count > maxBrowsers {
+				return usageError(fmt.Errorf("--browsers %d: give 1 to %d", count, maxBrowsers))
 			}
-			proc, err := cdp.Launch(ctx, lf.options(backend))
+			grid, err := gf.grid(os.Getenv, &lf, lf.options(backend))
 			if err != nil {
 				return err
 			}
-			defer proc.Close()
+			if grid != nil || relaunch || count > 1 || len(named) > 0 {
+				if count > 1 && lf.userDataDir != "" {
+					return usageError(errors.New("--browsers with --user-data-dir: browsers cannot share a profile; drop --user-data-dir (each gets a temporary one)"))
+				}
+				bf.serve.viewport = lf.viewport
+				var sup []supplied
+				if grid != nil {
+					sup = gridSupplied(ctx, *grid, count)
+				} else {
+					opts := lf.options(backend)
+					sup = numbered(launchedName, count, func(name string) supplied {
+						o := opts
+						o.Logger = slog.Default().With("browser", name)
+						return supplied{name: name, src: &browsers.Launch{Options: o}, restart: relaunch, startFails: true}
+					})
+				}
+				return runMulti(ctx, append(sup, endpointsSupplied(named)...), &bf, backend, false, urls)
+			}
+			br, err := (&browsers.Launch{Options: lf.options(backend)}).Start(ctx)
+			if err != nil {
+				return err
+			}
+			defer br.End(context.WithoutCancel(ctx))
 			bf.serve.viewport = lf.viewport
-			s, err := startSession(ctx, proc.Conn(), &bf.serve, backend, false)
+			s, err := startSession(ctx, br.Conn(), &bf.serve, backend, false)
 			if err != nil {
 				return err
 			}
@@ -93,10 +121,12 @@ func newLaunch() *cobra.Command {
 			} else {
 				s.releaseFirstList()
 			}
-			return s.run(ctx, &bf, proc.Exited(), proc.ExitReason)
+			return s.run(ctx, &bf, br.Gone(), br.Reason)
 		},
 	}
 	lf.register(cmd)
+	gf.register(cmd)
+	cmd.Flags().IntVar(&count, "browsers", 1, "how many browsers to start, locally or on --selenium's Grid (which spreads them over its nodes), served as one; the start URLs open in the first")
 	ef.registerMulti(cmd, true)
 	cmd.Flags().BoolVar(&relaunch, "relaunch", false, "start the browser again when it exits or crashes, and reopen the URLs; its tools stay listed as cached meanwhile")
 	bf.register(cmd.Flags())
@@ -104,6 +134,13 @@ func newLaunch() *cobra.Command {
 	cmd.MarkFlagsMutuallyExclusive("chrome", "channel")
 	return cmd
 }
+
+// launchedName is the name of the browser launch starts (local1 to
+// localN with --browsers N), among --browser's.
+const launchedName = "local"
+
+// maxBrowsers bounds --browsers.
+const maxBrowsers = 64
 
 // channelValue is the --channel flag: checked when set, so that a bad value
 // from the environment or a config file names its source.

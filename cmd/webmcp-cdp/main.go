@@ -57,7 +57,11 @@ func main() {
 	writeMemProfile := startMemProfile(ctx, os.Getenv(bench.MemProfileEnv))
 	// And `webmcp-cdp bench` sets this on the server of its memory rows.
 	writeMemStats := atStop(ctx, os.Getenv(bench.MemStatsEnv), writeMemStats)
-	err = newRoot().ExecuteContext(ctx)
+	root := newRoot()
+	err = checkRepeats(root, os.Args[1:])
+	if err == nil {
+		err = root.ExecuteContext(ctx)
+	}
 	writeMemProfile()
 	writeMemStats()
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/multi"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
@@ -113,22 +115,49 @@ func namesOf(eps []namedEndpoint) []string {
 	return out
 }
 
+// supplied is one browser to serve: its name, where it comes from, and
+// what to do when it cannot start or is lost.
+type supplied struct {
+	name string
+	src  browsers.Source
+	// restart: a lost browser is started again, and a start that fails
+	// once a browser was up is retried (endpoints, the Grid, launch
+	// --relaunch); without it the first loss is the end of it.
+	restart bool
+	// startFails: the first start's failure ends webmcp-cdp with failCode
+	// (launch, the Grid); an endpoint is retried instead.
+	startFails bool
+	failCode   int
+}
+
+// endpointsSupplied are --browser's browsers, each followed again after a
+// drop.
+func endpointsSupplied(eps []namedEndpoint) []supplied {
+	out := make([]supplied, 0, len(eps))
+	for _, ne := range eps {
+		out = append(out, supplied{name: ne.name, src: &browsers.Endpoint{Endpoint: ne.ep, Logger: slog.Default().With("browser", ne.name)}, restart: true})
+	}
+	return out
+}
+
 // runMulti serves several browsers through one hub until the client goes
 // away or ctx ends. A browser that cannot be reached, at the start or
-// later, is retried with backoff; the others are served meanwhile.
-func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backend polyfill.Backend, reload bool, urls []string, launched *launchedBrowser) error {
+// later, is retried with backoff; the others are served meanwhile. The
+// start URLs open in the first browser that a source starts afresh.
+func runMulti(ctx context.Context, sup []supplied, bf *browserFlags, backend polyfill.Backend, reload bool, urls []string) error {
 	if bf.relay != nil && bf.relay.enabled() {
-		return usageError(errors.New("--relay serves one browser: drop --relay, or --browser and --relaunch"))
+		return usageError(errors.New("--relay serves one browser: drop --relay, or --browser, --browsers, --selenium and --relaunch"))
 	}
-	if len(urls) > 0 && launched == nil {
+	fresh := slices.IndexFunc(sup, func(s supplied) bool { return s.src.Fresh() })
+	if len(urls) > 0 && fresh < 0 {
 		return usageError(errors.New("with --browser, start pages are not given as arguments: open them in the browsers, or with webmcp_open_tab"))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	logger := slog.Default()
-	names := namesOf(eps)
-	if launched != nil {
-		names = append([]string{launchedName}, names...)
+	names := make([]string, len(sup))
+	for i, s := range sup {
+		names[i] = s.name
 	}
 	set, err := multi.New(names, logger)
 	if err != nil {
@@ -149,25 +178,29 @@ func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backen
 	srv := mcpserver.New(ctx, h, opts)
 	sink := &tabLog{Hub: h, log: logger, tabs: map[string]tabSeen{}}
 
-	var supervisors, first sync.WaitGroup
-	defer supervisors.Wait() // each detaches from its browser
+	var supervisors, first, ends sync.WaitGroup
+	// Last: every browser a source started is ended (a Grid session
+	// deleted) before runMulti returns.
+	defer ends.Wait()
+	defer supervisors.Wait()
 	defer cancel()
-	var dialers []*multiDialer
-	// started gets the first start of launch's browser: nil, or why it
-	// could not start, which ends launch as it does with one browser.
-	started := make(chan error, 1)
-	if launched != nil {
-		opts := launched.opts
-		dialers = append(dialers, &multiDialer{ne: namedEndpoint{name: launchedName}, launch: &opts, urls: urls, relaunch: launched.relaunch, startedC: started})
-	}
-	for _, ne := range eps {
-		dialers = append(dialers, &multiDialer{ne: ne, reload: reload})
-	}
-	for _, d := range dialers {
+	// started gets the first start of each browser whose first failure ends
+	// webmcp-cdp: nil, or why it could not start.
+	started := make(chan error, len(sup))
+	waitStart := 0
+	for i, s := range sup {
+		d := &multiDialer{s: s, reload: reload, ends: &ends}
+		if i == fresh {
+			d.urls = urls
+		}
+		if s.startFails {
+			d.startedC = started
+			waitStart++
+		}
 		first.Add(1)
-		d.f, d.backend, d.logger, d.first = &bf.serve, backend, logger.With("browser", d.ne.name), first.Done
+		d.f, d.backend, d.logger, d.first = &bf.serve, backend, logger.With("browser", s.name), first.Done
 		d.marks = cdp.NewMarks()
-		supervisors.Go(func() { set.Supervise(ctx, d.ne.name, sink, d.dial, multi.DefaultBackoff()) })
+		supervisors.Go(func() { set.Supervise(ctx, s.name, sink, d.dial, multi.DefaultBackoff()) })
 	}
 	// Every browser given up (a launch that failed, a fatal browser error):
 	// nothing is left to serve.
@@ -189,7 +222,7 @@ func runMulti(ctx context.Context, eps []namedEndpoint, bf *browserFlags, backen
 			}
 		}
 	}()
-	if launched != nil {
+	for range waitStart {
 		select {
 		case err := <-started:
 			if err != nil {
@@ -254,31 +287,17 @@ func allGone(ctx context.Context, set *multi.Set) error {
 	return &exitError{code: 2, err: fmt.Errorf("every browser is gone: %w", errors.Join(errs...))}
 }
 
-// launchedName is the name of the browser launch starts, among --browser's.
-const launchedName = "local"
-
-// launchedBrowser is launch's own browser, served with --browser's or
-// restarted when it exits (--relaunch).
-type launchedBrowser struct {
-	opts     cdp.LaunchOptions
-	relaunch bool
-}
-
-// multiDialer connects one browser, again after each drop: a --browser
-// (ne.ep), or with launch the browser it starts (launch set).
+// multiDialer starts one browser from its source, again after each loss,
+// and follows it.
 type multiDialer struct {
-	ne      namedEndpoint
+	s       supplied
 	f       *serveFlags
 	backend polyfill.Backend
 	reload  bool
 	logger  *slog.Logger
-	// launch, for the browser launch starts: its options, the start URLs
-	// opened in each browser started, and whether a browser that exits is
-	// started again (--relaunch).
-	launch   *cdp.LaunchOptions
-	urls     []string
-	relaunch bool
-	started  bool // a browser was up once (only the supervisor's goroutine)
+	// urls are the start URLs, opened in each browser started.
+	urls    []string
+	started bool // a browser was up once (only the supervisor's goroutine)
 	// startedC, when set, gets the first attempt's error (nil when up).
 	startedC chan<- error
 	// first is called once the first attempt is over: failed, or connected
@@ -290,28 +309,29 @@ type multiDialer struct {
 	// this browser, so documents that outlive a dropped connection are
 	// read live again on the next (cdp.Marks).
 	marks cdp.Marks
+	// ends counts the browsers not ended yet.
+	ends *sync.WaitGroup
 }
+
+// endTimeout bounds the ending of one browser (a Grid session's
+// deletion) when webmcp-cdp stops or the browser is lost. The Grid drops a
+// DELETE whose client gives up, and its driver may take seconds to quit a
+// browser with many tabs on a busy machine (measured: over 5 s with 26).
+const endTimeout = 10 * time.Second
 
 // dial implements multi.Dialer.
 func (d *multiDialer) dial(ctx context.Context, a *multi.Attempt) (<-chan error, error) {
-	var b *cdp.Browser
-	var conn *cdp.Conn
-	var proc *cdp.Process
-	var err error
-	if d.launch != nil {
-		b, proc, err = d.start(ctx, a)
-		if proc != nil {
-			conn = proc.Conn()
-		}
-	} else {
-		b, conn, err = d.connect(ctx, a)
-	}
+	br, b, err := d.start(ctx, a)
 	if err != nil {
 		d.firstOnce.Do(d.first)
-		// A browser that launch cannot start at all (no Chrome, bad flags)
-		// is not tried again; one that started before is, with --relaunch.
-		if d.launch != nil && (!d.relaunch || !d.started) {
+		// A browser that cannot be started at all (no Chrome, bad flags, a
+		// Grid that says no) is not tried again; one that started before
+		// is, when it restarts.
+		if d.s.startFails && (!d.s.restart || !d.started) {
 			if !d.started && d.startedC != nil {
+				if d.s.failCode != 0 {
+					err = &exitError{code: d.s.failCode, err: err}
+				}
 				d.startedC <- err
 			}
 			err = fmt.Errorf("%w: %w", multi.ErrStop, err)
@@ -323,39 +343,39 @@ func (d *multiDialer) dial(ctx context.Context, a *multi.Attempt) (<-chan error,
 	}
 	d.started = true
 	lost := make(chan error, 1)
+	conn := br.Conn()
+	d.ends.Add(1)
 	go func() {
-		if proc != nil {
-			defer proc.Close()
-		} else {
-			// Closing the connection detaches: the browser and its tabs stay.
-			defer conn.Close()
-		}
+		defer d.ends.Done()
+		defer d.end(ctx, br)
 		var why error
 		select {
 		case <-conn.Done():
 			why = fmt.Errorf("the connection ended: %w", conn.Err())
-			if proc != nil {
-				grace := time.NewTimer(exitGrace)
+			if g := br.Gone(); g != nil && br.Grace() > 0 {
+				grace := time.NewTimer(br.Grace())
 				defer grace.Stop()
 				select {
-				case <-proc.Exited():
-					why = errors.New("the browser exited: " + proc.ExitReason())
+				case <-g:
+					why = errors.New(br.Reason())
 				case <-grace.C:
 				}
 			}
+		case <-br.Gone():
+			why = errors.New(br.Reason())
 		case err := <-b.Fatal():
 			why = fmt.Errorf("%w: %w", multi.ErrStop, err)
 		case <-ctx.Done():
 			return
 		}
-		if proc != nil && !d.relaunch && !errors.Is(why, multi.ErrStop) {
+		if !d.s.restart && !errors.Is(why, multi.ErrStop) {
 			why = fmt.Errorf("%w (pass --relaunch to start it again): %w", multi.ErrStop, why)
 		}
 		lost <- why
 	}()
 	go d.firstOnce.Do(func() {
 		defer d.first()
-		if d.f.waitTools <= 0 || d.launch != nil {
+		if d.f.waitTools <= 0 || d.s.src.Fresh() {
 			return
 		}
 		wctx, cancel := context.WithTimeout(ctx, d.f.waitTools)
@@ -367,6 +387,15 @@ func (d *multiDialer) dial(ctx context.Context, a *multi.Attempt) (<-chan error,
 	return lost, nil
 }
 
+// end frees what the source made for br, within endTimeout.
+func (d *multiDialer) end(ctx context.Context, br *browsers.Browser) {
+	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endTimeout)
+	defer cancel()
+	if err := br.End(ectx); err != nil {
+		d.logger.Warn("ending the browser", "err", err)
+	}
+}
+
 // options are the cdp options of one connection.
 func (d *multiDialer) options(reload bool) cdp.Options {
 	o := d.f.cdpOptions(d.backend, reload, d.logger)
@@ -374,19 +403,24 @@ func (d *multiDialer) options(reload bool) cdp.Options {
 	return o
 }
 
-// start launches a browser, follows it and opens the start URLs in it,
-// waiting (at most --wait-tools) for their pages to load.
-func (d *multiDialer) start(ctx context.Context, a *multi.Attempt) (*cdp.Browser, *cdp.Process, error) {
-	opts := *d.launch
-	opts.Logger = d.logger
-	proc, err := cdp.Launch(ctx, opts)
+// start gets a browser from the source and follows it; in a browser the
+// source made afresh it opens the start URLs, waiting (at most
+// --wait-tools) for their pages to load.
+func (d *multiDialer) start(ctx context.Context, a *multi.Attempt) (*browsers.Browser, *cdp.Browser, error) {
+	br, err := d.s.src.Start(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := d.follow(ctx, ctx, proc.Conn(), false, a)
+	// Start's ctx is the connection's life; the one-off setup is bounded.
+	setup, cancel := context.WithTimeout(ctx, browsers.AttachTimeout)
+	defer cancel()
+	b, err := d.follow(ctx, setup, br.Conn(), d.reload && !d.s.src.Fresh(), a)
 	if err != nil {
-		proc.Close()
+		d.end(ctx, br)
 		return nil, nil, err
+	}
+	if !d.s.src.Fresh() {
+		return br, b, nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, max(d.f.waitTools, time.Second))
 	defer cancel()
@@ -401,7 +435,7 @@ func (d *multiDialer) start(ctx context.Context, a *multi.Attempt) (*cdp.Browser
 		case <-wctx.Done():
 		}
 	}
-	return b, proc, nil
+	return br, b, nil
 }
 
 // follow instruments the browser behind conn and starts following it for
@@ -423,23 +457,3 @@ func (d *multiDialer) follow(ctx, setup context.Context, conn *cdp.Conn, reload 
 	}
 	return b, nil
 }
-
-// connect attaches to the browser and starts following it.
-func (d *multiDialer) connect(ctx context.Context, a *multi.Attempt) (*cdp.Browser, *cdp.Conn, error) {
-	actx, cancel := context.WithTimeout(ctx, attachTimeout)
-	defer cancel()
-	conn, err := cdp.Attach(actx, d.ne.ep, d.logger)
-	if err != nil {
-		return nil, nil, err
-	}
-	// Start's ctx is the connection's life, not the attach timeout.
-	b, err := d.follow(ctx, actx, conn, d.reload, a)
-	if err != nil {
-		conn.Close()
-		return nil, nil, err
-	}
-	return b, conn, nil
-}
-
-// attachTimeout bounds one attempt to attach to a --browser.
-const attachTimeout = 20 * time.Second

@@ -15,6 +15,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -60,13 +61,16 @@ type Options struct {
 	// Logger receives progress (default slog.Default()).
 	Logger *slog.Logger
 	// Rows names the groups of rows to measure (RowGroups); empty
-	// measures them all.
+	// measures them all (the grid rows only with Grid).
 	Rows []string
+	// Grid is the Selenium Grid of the grid rows (http://host:4444), with
+	// at least three free slots.
+	Grid string
 }
 
 // RowGroups names the groups of rows Options.Rows can select, in the order
 // they run.
-var RowGroups = []string{"startup", "stdio", "pageserver", "http", "surface", "attach", "browsers"}
+var RowGroups = []string{"startup", "stdio", "pageserver", "http", "surface", "attach", "browsers", "grid"}
 
 // selected reports whether the row group named group is to be measured.
 func (o *Options) selected(group string) bool {
@@ -109,6 +113,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if err := opts.checkRows(); err != nil {
 		return nil, err
+	}
+	if slices.Contains(opts.Rows, "grid") && opts.Grid == "" {
+		return nil, errors.New("the grid rows need a Selenium Grid with three free slots: pass --selenium URL (or set SELENIUM_REMOTE_URL)")
 	}
 	env, err := profileEnv("--cpuprofile", CPUProfileEnv, opts.CPUProfile)
 	if err != nil {
@@ -176,6 +183,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if opts.selected("browsers") {
 		if err := browsersRows(ctx, opts.Binary, page, opts.Calls, raw, add); err != nil { // browsers.go
+			return nil, err
+		}
+	}
+	if opts.selected("grid") && opts.Grid != "" {
+		if err := gridRows(ctx, opts.Binary, opts.Grid, page, opts.Calls, add); err != nil { // grid.go
 			return nil, err
 		}
 	}

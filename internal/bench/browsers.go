@@ -82,9 +82,19 @@ func browsersRows(ctx context.Context, bin, page string, calls int, raw func(con
 	}
 	add(fmt.Sprintf("%s: full tools/list", shape), fmt.Sprintf("%s ms", ms(time.Since(t1))))
 
-	for i := range scaleBrowsers {
-		b := fmt.Sprintf("b%d", i+1)
-		via := caller(cs, byBrowser[b])
+	names := make([]string, scaleBrowsers)
+	for i := range names {
+		names[i] = fmt.Sprintf("b%d", i+1)
+	}
+	return perBrowserRows(ctx, s, shape, "raw CDP", names, byBrowser, calls, raw, add)
+}
+
+// perBrowserRows adds, for each browser of names, the p50 of tools/call
+// into its tab-level tool byBrowser[name] interleaved with raw calls (the
+// floor, described by floor), then the RSS of the server's process.
+func perBrowserRows(ctx context.Context, s *server, shape, floor string, names []string, byBrowser map[string]string, calls int, raw func(context.Context) error, add func(what, value string)) error {
+	for _, b := range names {
+		via := caller(s.cs, byBrowser[b])
 		if _, _, err := Paired(ctx, warmup, via, raw); err != nil {
 			return fmt.Errorf("warming up browser %s: %w", b, err)
 		}
@@ -92,7 +102,7 @@ func browsersRows(ctx context.Context, bin, page string, calls int, raw func(con
 		if err != nil {
 			return fmt.Errorf("browser %s latency: %w", b, err)
 		}
-		add(fmt.Sprintf("%s: tools/call into a tab of %s vs raw CDP (%d each, interleaved)", shape, b, calls),
+		add(fmt.Sprintf("%s: tools/call into a tab of %s vs %s (%d each, interleaved)", shape, b, floor, calls),
 			fmt.Sprintf("p50 %s ms vs %s ms (%s)", ms(mcpL.Percentile(50)), ms(rawL.Percentile(50)), times(float64(mcpL.Percentile(50)), float64(rawL.Percentile(50)))))
 	}
 	rss, err := rssOf(s.cmd.Process.Pid)

@@ -67,20 +67,7 @@ func newRawBrowser(ctx context.Context, url string) (*rawBrowser, error) {
 	if err != nil {
 		return fail(err)
 	}
-	yes := true
-	params := cdpruntime.CallFunctionOnParams{
-		FunctionDeclaration: "async function(s){return JSON.stringify({ok:true,value:s})}",
-		ObjectID:            obj,
-		Arguments:           []*cdpruntime.CallArgument{{Value: []byte(`"x"`)}},
-		AwaitPromise:        &yes,
-		ReturnByValue:       &yes,
-	}
-	call := func(ctx context.Context) error {
-		if _, err := cdpt.Call(ctx, sess, cdpruntime.CallFunctionOn, params); err != nil {
-			return fmt.Errorf("raw Runtime.callFunctionOn: %w", err)
-		}
-		return nil
-	}
+	call := rawCall(sess, obj)
 	loads, stop := navSess.Subscribe("Page.loadEventFired")
 	if _, err := cdpt.Call(ctx, navSess, page.Enable, page.EnableParams{}); err != nil {
 		stop()
@@ -102,6 +89,26 @@ func newRawBrowser(ctx context.Context, url string) (*rawBrowser, error) {
 		}
 	}
 	return &rawBrowser{product: v.Product, call: call, navigate: navigate, close: func() { stop(); proc.Close() }}, nil
+}
+
+// rawCall returns a func making one Runtime.callFunctionOn round trip into
+// the document obj of the tab sess; it may be used from several goroutines
+// at once.
+func rawCall(sess *cdp.Session, obj cdpruntime.RemoteObjectID) func(context.Context) error {
+	yes := true
+	params := cdpruntime.CallFunctionOnParams{
+		FunctionDeclaration: "async function(s){return JSON.stringify({ok:true,value:s})}",
+		ObjectID:            obj,
+		Arguments:           []*cdpruntime.CallArgument{{Value: []byte(`"x"`)}},
+		AwaitPromise:        &yes,
+		ReturnByValue:       &yes,
+	}
+	return func(ctx context.Context) error {
+		if _, err := cdpt.Call(ctx, sess, cdpruntime.CallFunctionOn, params); err != nil {
+			return fmt.Errorf("raw Runtime.callFunctionOn: %w", err)
+		}
+		return nil
+	}
 }
 
 // rawTab opens url in a new tab of the raw browser, attaches to it, waits

@@ -1,0 +1,75 @@
+// Package browsers supplies browsers. A Source yields a CDP connection to
+// one browser and says how to end it: Launch starts a local process,
+// Endpoint follows a debugging address or WebSocket URL, Grid creates a
+// Selenium Grid session. Each Browser it yields frees what it made when
+// ended (the process and its profile, the Grid session; an endpoint's
+// browser stays), and tells when the browser is gone by other means than
+// its connection (the process exited, the Grid ended the session).
+//
+// The shape is chromedp's Allocator (ExecAllocator, RemoteAllocator): one
+// small interface, one implementation per way of getting a browser, and one
+// supervisor for all of them (cmd/webmcp-cdp's dialer with
+// internal/multi.Supervise) that asks the source again when a browser is
+// lost. It knows CDP connections, not the page script, the hub or MCP.
+package browsers
+
+import (
+	"context"
+	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+)
+
+// A Source yields browsers, one at a time; the supervisor asks again when
+// the browser it gave is lost.
+type Source interface {
+	// Start gets a browser and connects to it. ctx bounds the start, not
+	// the browser's life: that ends with Browser.End.
+	Start(ctx context.Context) (*Browser, error)
+	// Fresh reports whether Start makes a new browser (launch, Grid) whose
+	// start pages are to be opened, rather than following one with tabs
+	// of its own (an endpoint).
+	Fresh() bool
+	// String describes the source for the log, without secrets.
+	String() string
+}
+
+// Browser is one browser a Source yielded.
+type Browser struct {
+	conn   *cdp.Conn
+	gone   <-chan struct{}
+	reason func() string
+	end    func(ctx context.Context) error
+	// grace is how long, once the connection ended, the source may take to
+	// tell why (a process that is exiting).
+	grace time.Duration
+}
+
+// Conn is the browser-level CDP connection.
+func (b *Browser) Conn() *cdp.Conn { return b.conn }
+
+// Gone is closed when the source learns the browser is gone other than by
+// its connection ending: the process exited, the Grid ended the session.
+// It is nil (never closed) when the source has no such news.
+func (b *Browser) Gone() <-chan struct{} { return b.gone }
+
+// Reason says why the browser is gone, once Gone is closed.
+func (b *Browser) Reason() string {
+	if b.reason == nil {
+		return "the browser is gone"
+	}
+	return b.reason()
+}
+
+// Grace is how long to wait for Gone once the connection ended, so that
+// the reason given is the source's (an exit status) rather than a closed
+// socket.
+func (b *Browser) Grace() time.Duration { return b.grace }
+
+// End frees what Start made: it ends the process and removes its temporary
+// profile, or deletes the Grid session; an endpoint's browser only loses
+// the connection (its tabs stay). ctx bounds the ending. Calling End again
+// does nothing more.
+func (b *Browser) End(ctx context.Context) error {
+	return b.end(ctx)
+}
