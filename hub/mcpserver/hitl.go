@@ -20,52 +20,6 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
-// DialogPolicy says what happens to a page dialog during a call whose
-// client cannot be asked (it has no elicitation).
-type DialogPolicy string
-
-// The dialog policies.
-const (
-	// DialogsFail dismisses the dialog and makes the call an error that says
-	// a dialog needed a person.
-	DialogsFail DialogPolicy = "fail"
-	// DialogsAccept presses OK (a prompt gets its default text).
-	DialogsAccept DialogPolicy = "accept"
-	// DialogsDismiss presses Cancel.
-	DialogsDismiss DialogPolicy = "dismiss"
-)
-
-// ConfirmPolicy says which tools need the client's confirmation first.
-type ConfirmPolicy string
-
-// The confirm policies.
-const (
-	// ConfirmNone asks for nothing.
-	ConfirmNone ConfirmPolicy = "none"
-	// ConfirmConsequential asks before tools marked consequentialHint.
-	ConfirmConsequential ConfirmPolicy = "consequential"
-	// ConfirmWrites asks before every tool not marked readOnlyHint.
-	ConfirmWrites ConfirmPolicy = "writes"
-)
-
-// ParseDialogPolicy checks a --dialogs value.
-func ParseDialogPolicy(s string) (DialogPolicy, error) {
-	switch p := DialogPolicy(s); p {
-	case DialogsFail, DialogsAccept, DialogsDismiss:
-		return p, nil
-	}
-	return "", fmt.Errorf("--dialogs %q: use accept, dismiss or fail", s)
-}
-
-// ParseConfirmPolicy checks a --confirm value.
-func ParseConfirmPolicy(s string) (ConfirmPolicy, error) {
-	switch p := ConfirmPolicy(s); p {
-	case ConfirmNone, ConfirmConsequential, ConfirmWrites:
-		return p, nil
-	}
-	return "", fmt.Errorf("--confirm %q: use consequential, writes or none", s)
-}
-
 // A pendingCall is a tool call that runs on while the client is asked
 // something (a page dialog, a confirmation). The client's answer comes in a
 // retry of tools/call that carries RequestState (MCP multi round-trip
