@@ -44,12 +44,14 @@ const insecureHost = "--chrome-arg=--host-resolver-rules=MAP insecure.test 127.0
 // webmcp-cdp adds only the older API and leaves document.modelContext to
 // Chromium.
 var nativeGaps = map[string]string{
-	"execute/toolactivated also fires at the window":                                        "Chromium 156 dispatches toolactivated only at document.modelContext; the declarative explainer and the web-platform-tests also expect it at the Window",
-	"execute/toolcancel also fires at the window":                                           "Chromium 156 dispatches toolcancel only at document.modelContext; the web-platform-tests also expect it at the Window",
-	"execute/a same-origin iframe's tool runs in the iframe, with toolactivated there only": "Chromium 156 hands the tool an input object of the caller's realm; the draft parses the input in the target document's realm",
-	"legacy/provideContext fires one toolchange":                                            "on native WebMCP the older API is layered on document.modelContext, and Chromium fires one toolchange per tool registered or removed",
-	"legacy/clearContext removes every tool and fires one toolchange":                       "on native WebMCP the older API is layered on document.modelContext, and Chromium fires one toolchange per tool removed",
-	"forms/a reset cancels the call with UnknownError and fires toolcancel":                 "Chromium 156 rejects the call on a form reset but fires no toolcancel",
+	"execute/toolactivated also fires at the window":                                                                        "Chromium 156 dispatches toolactivated only at document.modelContext; the declarative explainer and the web-platform-tests also expect it at the Window",
+	"execute/toolcancel also fires at the window":                                                                           "Chromium 156 dispatches toolcancel only at document.modelContext; the web-platform-tests also expect it at the Window",
+	"execute/a same-origin iframe's tool runs in the iframe, with toolactivated there only":                                 "Chromium 156 hands the tool an input object of the caller's realm; the draft parses the input in the target document's realm",
+	"legacy/provideContext fires one toolchange":                                                                            "on native WebMCP the older API is layered on document.modelContext, and Chromium fires one toolchange per tool registered or removed",
+	"legacy/clearContext removes every tool and fires one toolchange":                                                       "on native WebMCP the older API is layered on document.modelContext, and Chromium fires one toolchange per tool removed",
+	"forms/a reset cancels the call with UnknownError and fires toolcancel":                                                 "Chromium 156 rejects the call on a form reset but fires no toolcancel",
+	"forms/removing the form before the person submitted it cancels the call with UnknownError and fires toolcancel":        "Chromium 156 rejects the call when the form goes before its submission but fires no toolcancel (the web-platform-tests expect it: crbug.com/565332588)",
+	"forms/removing tooldescription before the person submitted it cancels the call with UnknownError and fires toolcancel": "Chromium 156 rejects the call when the form stops being a tool before its submission but fires no toolcancel (the web-platform-tests expect it: crbug.com/565332588)",
 }
 
 // nativeFlaky are the cases whose outcome on native WebMCP varies from run

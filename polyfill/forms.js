@@ -268,8 +268,14 @@ function installForms() {
     if (registry.get(state.name) === state.entry) registry.delete(state.name);
     // Once the page gave respondWith() its result, the call settles with
     // it whatever happens to the form (as Chromium does): a handler that
-    // removes its form after answering is common.
-    if (state.exec && !state.exec.responded) state.exec.fail(why);
+    // removes its form after answering is common. A form that goes before
+    // it was submitted (waiting for its person) cancels the call: it fails
+    // and toolcancel fires, as a reset does (the web-platform-tests expect
+    // it; Chromium 156 fires no toolcancel, see the e2e gap list).
+    const exec = state.exec;
+    if (!exec || exec.responded || exec.done) return;
+    if (!exec.event) cancelLocal(exec.id, `Tool execution cancelled: ${why}`, why);
+    else exec.fail(why);
   }
 
   formsMayRegister = () => {

@@ -101,11 +101,16 @@ function checkPolicy(what, names = undefined) {
 function setPolicy(allowed) {
   if (policy !== 'pending') return false;
   policy = allowed ? 'allowed' : 'denied';
-  if (!allowed && registry.size > 0) {
+  const announce = changedWhilePending;
+  changedWhilePending = false;
+  const had = registry.size > 0;
+  if (!allowed && had) {
     registry.forEach((e) => noteDenied(e.name));
     registry.clear();
-    changed();
   }
+  // The tools registered tentatively are listed from now on (allowed: the
+  // toolchange held back by changed() goes out now), or dropped (denied).
+  if (allowed ? announce : had) changed();
   const waiters = policyWaiters;
   policyWaiters = [];
   for (let i = 0; i < waiters.length; i++) tryCall(waiters[i]);

@@ -41,9 +41,18 @@ function pingTaken() { changedPing.take(); }
 // (draft: "notify documents of a tool change"). Documents of other origins
 // are out of the page script's reach: Go relays to them what is exposed to
 // them (exposure.js).
+// While the Permissions Policy verdict is pending (policy.js), this
+// document lists nothing to the others, so a toolchange sent to them then
+// would announce a change they cannot see: it waits for the verdict, and an
+// allowing one sends it (setPolicy).
+let changedWhilePending = false;
 function changed() {
   pingGo();
   if (hasNative) return;
+  if (policy === 'pending') {
+    changedWhilePending = true;
+    return;
+  }
   queueTask(() => forEachPeer((p) => { if (p.origin === ORIGIN) p.notify(); }));
 }
 
