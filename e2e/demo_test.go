@@ -56,4 +56,4 @@ func TestDemoExit(t *testing.T) {
 
 // sdkChatter matches the go-sdk's informational log lines, which webmcp-cdp
 // logs at debug level.
-var sdkChatter = regexp.MustCompile(`(?m)^.*(server run start|server connecting|server session (connected|disconnected|ended)|session initialized).*$`)
+var sdkChatter = regexp.MustCompile(`(?m)^.*(server run (start|cancelled)|server connecting|server session (connected|disconnected|ended)|session initialized).*$`)

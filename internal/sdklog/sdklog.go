@@ -3,7 +3,9 @@
 // "resource subscribed", …) are connection chatter a person running
 // webmcp-cdp does not care about: they are logged at debug level, so the
 // default level shows only webmcp-cdp's own lines. The SDK's warnings and
-// errors keep their level.
+// errors keep their level, but for "server run cancelled", which the SDK
+// logs as an error when the server's context ends: that is webmcp-cdp
+// stopping (Ctrl-C, SIGTERM), which it says itself.
 package sdklog
 
 import (
@@ -32,12 +34,23 @@ func lower(lv slog.Level) slog.Level {
 	return lv
 }
 
+// stopping is the SDK's message for a server whose context ended.
+const stopping = "server run cancelled"
+
 func (q quietHandler) Enabled(ctx context.Context, lv slog.Level) bool {
-	return q.h.Enabled(ctx, lower(lv))
+	// The level of a record is known here, not its message: a record that
+	// may be lowered by its message (an error) is let through to Handle.
+	return q.h.Enabled(ctx, lower(lv)) || lv >= slog.LevelError
 }
 
 func (q quietHandler) Handle(ctx context.Context, r slog.Record) error {
 	r.Level = lower(r.Level)
+	if r.Message == stopping {
+		r.Level = slog.LevelDebug
+	}
+	if !q.h.Enabled(ctx, r.Level) {
+		return nil
+	}
 	return q.h.Handle(ctx, r)
 }
 

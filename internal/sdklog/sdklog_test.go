@@ -18,6 +18,9 @@ func TestQuiet(t *testing.T) {
 		{"info shown as debug at debug", slog.LevelDebug, func(l *slog.Logger) { l.Info("server connecting") }, "level=DEBUG msg=\"server connecting\""},
 		{"warn kept", slog.LevelInfo, func(l *slog.Logger) { l.Warn("keepalive ping failed") }, "level=WARN msg=\"keepalive ping failed\""},
 		{"error kept", slog.LevelWarn, func(l *slog.Logger) { l.Error("jsonrpc2 internal error") }, "level=ERROR"},
+		{"stopping hidden at info", slog.LevelInfo, func(l *slog.Logger) { l.Error("server run cancelled", "error", "context canceled") }, ""},
+		{"stopping shown as debug at debug", slog.LevelDebug, func(l *slog.Logger) { l.Error("server run cancelled") }, "level=DEBUG msg=\"server run cancelled\""},
+		{"another error kept at error", slog.LevelError, func(l *slog.Logger) { l.Error("server session ended with error") }, "level=ERROR"},
 		{"attrs kept", slog.LevelDebug, func(l *slog.Logger) {
 			l.With("a", 1).WithGroup("g").Info("server session connected", "session_id", "x")
 		}, "level=DEBUG msg=\"server session connected\" a=1 g.session_id=x"},
