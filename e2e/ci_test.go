@@ -236,12 +236,16 @@ func TestCIInspectOutcomes(t *testing.T) {
 		wantCode   int
 		wantStdout []string
 		wantStderr string
+		// wantNotStderr must not be on stderr, nor the SDK's chatter.
+		wantNotStderr string
 	}{
 		{name: "warnings only", args: []string{base + "/ci/warn.html"}, wantCode: 0,
 			wantStdout: []string{"warning lookup_order: instruction-like: ", "inputSchema/properties/order", "warning wordy: long-description: ", "0 errors, 3 warnings"}},
 		{name: "no tools", args: []string{"--timeout", "2s", base + "/"}, wantCode: 1,
 			wantStdout: []string{"0 tools", "Why there are no tools:", "error   (page): no-tools: "}, wantStderr: "1 lint error"},
-		{name: "page does not load", args: []string{down}, wantCode: 2, wantStderr: "ERR_CONNECTION_REFUSED"},
+		// A page that never loaded has nothing to diagnose but its load
+		// error (issue 29 point 4): no word on its WebMCP API.
+		{name: "page does not load", args: []string{down}, wantCode: 2, wantStderr: "ERR_CONNECTION_REFUSED", wantNotStderr: "WebMCP API"},
 		{name: "HTTP 404", args: []string{base + "/ci/missing.html"}, wantCode: 2, wantStderr: "loading " + base + "/ci/missing.html: HTTP 404 Not Found"},
 		{name: "no URL", args: nil, wantCode: 2, wantStderr: "usage: webmcp-cdp inspect"},
 		{name: "relative URL", args: []string{"ci/good.html"}, wantCode: 2, wantStderr: "is not absolute"},
@@ -262,6 +266,12 @@ func TestCIInspectOutcomes(t *testing.T) {
 			}
 			if !strings.Contains(stderr, tt.wantStderr) {
 				t.Errorf("stderr lacks %q:\n%s", tt.wantStderr, stderr)
+			}
+			if tt.wantNotStderr != "" && strings.Contains(stderr, tt.wantNotStderr) {
+				t.Errorf("stderr has %q:\n%s", tt.wantNotStderr, stderr)
+			}
+			if sdk := sdkChatter.FindString(stderr); sdk != "" {
+				t.Errorf("stderr has the SDK's %q at the default level:\n%s", sdk, stderr)
 			}
 			if tt.wantCode == 2 && stdout != "" {
 				t.Errorf("a failed inspect printed on stdout:\n%s", stdout)

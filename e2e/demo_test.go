@@ -47,4 +47,13 @@ func TestDemoExit(t *testing.T) {
 	if len(out) != 0 {
 		t.Errorf("demo --exit wrote to stdout (the MCP channel): %q", out)
 	}
+	// Quiet by default (issue 29 point 4): the go-sdk's connection chatter
+	// is logged at debug level, not between webmcp-cdp's own lines.
+	if sdk := sdkChatter.FindString(log); sdk != "" {
+		t.Errorf("demo --exit printed the SDK's %q at the default level; stderr:\n%s", sdk, log)
+	}
 }
+
+// sdkChatter matches the go-sdk's informational log lines, which webmcp-cdp
+// logs at debug level.
+var sdkChatter = regexp.MustCompile(`(?m)^.*(server run (start|cancelled)|server connecting|server session (connected|disconnected|ended)|session initialized).*$`)

@@ -53,6 +53,9 @@ func TestFirstListWaitsForEachStartPage(t *testing.T) {
 		want  []string // suffixes of the tools the only list must hold
 	}{
 		{"one page, tools at once and a second after load", []string{fixtures + "/current/twice.html"}, []string{"_first_echo", "_second_echo"}},
+		// The page inspect is tested on (TestCISettleFollowsThePage): one
+		// rule, one default for both (issue 29 point 2).
+		{"the CI fixture with a tool 1.2 s after load", []string{fixtures + "/ci/late.html?early"}, []string{"_early_tool", "_late_tool"}},
 		{"two pages, one served late and registering late", []string{fixtures + "/notes/", slow.URL + "/current/late.html"}, []string{"_add_note", "_get_stats", "_late_echo"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -141,7 +141,11 @@ func TestReliabilitySIGHUP(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			r := startSignalRun(t, nil)
 			// Keep reading stderr, so that only the signal is under test.
-			go io.Copy(r.log, r.stderr)
+			copied := make(chan struct{})
+			go func() {
+				io.Copy(r.log, r.stderr)
+				close(copied)
+			}()
 			if err := r.cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -149,6 +153,16 @@ func TestReliabilitySIGHUP(t *testing.T) {
 				t.Errorf("exit code %d (%v) after %s, want 0\n%s", code, r.cmd.ProcessState, sig, r.log.String())
 			}
 			r.checkClean(t)
+			// Stopping is said once, by webmcp-cdp: not by the SDK as an
+			// ERROR "server run cancelled" (issue 29 point 4).
+			select {
+			case <-copied:
+				if sdk := sdkChatter.FindString(r.log.String()); sdk != "" {
+					t.Errorf("after %s, stderr has the SDK's %q at the default level:\n%s", sig, sdk, r.log.String())
+				}
+			case <-time.After(10 * time.Second):
+				t.Errorf("stderr stayed open 10 s after webmcp-cdp exited")
+			}
 			reliabilityRow(t, "signal "+sig.String(), "exit 0, no browser or profile left")
 		})
 	}

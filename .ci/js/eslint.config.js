@@ -40,4 +40,17 @@ export default [
       },
     },
   },
+  {
+    // The npm launcher (packaging/npm) is a CommonJS script run by Node.
+    files: ["packaging/npm/**/*.js"],
+    ...js.configs.recommended,
+    languageOptions: {
+      ecmaVersion: "latest",
+      sourceType: "commonjs",
+      globals: { ...globals.node },
+    },
+    linterOptions: {
+      reportUnusedDisableDirectives: "error",
+    },
+  },
 ];

@@ -2,11 +2,25 @@ package main
 
 import "runtime/debug"
 
-// version is this binary's version, read from its build information: the
-// module version for `go install …@vX.Y.Z`, else the VCS revision of the
-// checkout it was built from (with "-dirty" when it had changes), else
-// "devel".
-var version = buildVersion(debug.ReadBuildInfo())
+// stamped is the version given at build time with
+// -ldflags "-X main.stamped=v1.2.3" (packaging/npm/pack.sh does): it wins
+// over the build information, which -buildvcs=false or a build outside a
+// checkout leaves without a revision. The linker writes it; nothing else
+// does.
+var stamped string
+
+// version is this binary's version: the stamped one, else the module
+// version for `go install …@vX.Y.Z`, else the VCS revision of the checkout
+// it was built from (with "-dirty" when it had changes), else "devel".
+var version = stampedOr(stamped, buildVersion(debug.ReadBuildInfo()))
+
+// stampedOr is the stamped version when there is one, else fallback.
+func stampedOr(stamped, fallback string) string {
+	if stamped != "" {
+		return stamped
+	}
+	return fallback
+}
 
 // buildVersion words the version from build information (ok is false when
 // the binary carries none).

@@ -34,3 +34,15 @@ func TestBuildVersion(t *testing.T) {
 		})
 	}
 }
+
+func TestStampedOr(t *testing.T) {
+	for _, tc := range []struct{ stamped, fallback, want string }{
+		{"v1.2.3", "devel-4e21386aa0b1", "v1.2.3"},
+		{"v1.2.3", "devel", "v1.2.3"},
+		{"", "devel-4e21386aa0b1", "devel-4e21386aa0b1"},
+	} {
+		if got := stampedOr(tc.stamped, tc.fallback); got != tc.want {
+			t.Errorf("stampedOr(%q, %q) = %q, want %q", tc.stamped, tc.fallback, got, tc.want)
+		}
+	}
+}

@@ -196,6 +196,12 @@ func TestClientSnippets(t *testing.T) {
 			t.Errorf("the README shows a client snippet that docs/clients lacks:\n%s", s)
 		}
 	}
+	// Both ways of installing it are shown: npx first, go install beside it.
+	for _, want := range []string{"-- npx -y webmcp-cdp ", "-- webmcp-cdp "} {
+		if !slices.ContainsFunc(inReadme, func(s string) bool { return strings.Contains(s, want) }) {
+			t.Errorf("no client snippet in the README runs %q", want)
+		}
+	}
 	for _, want := range []string{"claude mcp add", `"mcpServers"`, `"servers"`, "[mcp_servers."} {
 		if !slices.ContainsFunc(inFiles, func(s string) bool { return strings.Contains(s, want) }) {
 			t.Errorf("no client snippet has %s", want)
@@ -268,13 +274,43 @@ func checkSnippet(t *testing.T, lang, body string) {
 		t.Fatalf("no server in the snippet:\n%s", body)
 	}
 	for name, s := range servers {
-		if filepath.Base(s.Command) != "webmcp-cdp" {
-			t.Errorf("server %s starts %q, not webmcp-cdp", name, s.Command)
+		args, err := webmcpArgs(s.Command, s.Args)
+		if err != nil {
+			t.Errorf("server %s: %v", name, err)
+			continue
 		}
-		if err := checkCommandLine(s.Args); err != nil {
-			t.Errorf("server %s: webmcp-cdp %s: %v", name, strings.Join(s.Args, " "), err)
+		if err := checkCommandLine(args); err != nil {
+			t.Errorf("server %s: webmcp-cdp %s: %v", name, strings.Join(args, " "), err)
 		}
 	}
+}
+
+// webmcpArgs is webmcp-cdp's part of a snippet's command line: the
+// arguments after `npx -y webmcp-cdp` (the npm package that
+// packaging/npm builds, whose bin is webmcp-cdp), or after the webmcp-cdp
+// that `go install` puts on PATH.
+func webmcpArgs(command string, args []string) ([]string, error) {
+	switch filepath.Base(command) {
+	case "webmcp-cdp":
+		return args, nil
+	case "npx":
+		var pkg struct {
+			Name string            `json:"name"`
+			Bin  map[string]string `json:"bin"`
+		}
+		b, err := os.ReadFile("../../packaging/npm/webmcp-cdp/package.json")
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &pkg); err != nil {
+			return nil, fmt.Errorf("packaging/npm/webmcp-cdp/package.json: %w", err)
+		}
+		if len(args) < 2 || args[0] != "-y" || args[1] != pkg.Name || pkg.Bin[pkg.Name] == "" {
+			return nil, fmt.Errorf("npx %s: want `npx -y %s ARGS...` (the npm package of packaging/npm, whose bin has its name)", strings.Join(args, " "), pkg.Name)
+		}
+		return args[2:], nil
+	}
+	return nil, fmt.Errorf("starts %q, not webmcp-cdp nor npx -y webmcp-cdp", command)
 }
 
 // checkCommandLine parses args as webmcp-cdp would, without running them:

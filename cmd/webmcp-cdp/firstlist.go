@@ -16,12 +16,12 @@ import (
 // This file holds a client's first tools/list until the start pages' tools
 // have settled (docs/decisions/2026-11-24-first-list.md).
 
-// startQuiet is how long each start page must have been loaded and
-// registered nothing before the first tools/list is answered: long enough
-// that a page registering a tool a second after load (a timer, a fetched
-// configuration) is in it. (The tabs attach finds open need no quiet
-// period: settleExisting releases the list once they have been read.)
-const startQuiet = 1500 * time.Millisecond
+// Each start page must have been loaded and registered nothing for
+// --settle (ci.DefaultSettle, CI mode's rule) before the first tools/list
+// is answered: long enough that a page registering a tool a second after
+// load (a timer, a fetched configuration) is in it. (The tabs attach finds
+// open need no quiet period: settleExisting releases the list once they
+// have been read.)
 
 // registrations sits between the browser and the hub while the first list
 // is held, and notes when each tab last changed its tools and when each
@@ -102,8 +102,8 @@ func (r *registrations) signal() {
 }
 
 // settledAt returns when every tab will have been loaded and without a
-// registration for startQuiet, and false while one has not loaded yet.
-func (r *registrations) settledAt(tabs []string) (time.Time, bool) {
+// registration for quiet, and false while one has not loaded yet.
+func (r *registrations) settledAt(tabs []string, quiet time.Duration) (time.Time, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var at time.Time
@@ -116,7 +116,7 @@ func (r *registrations) settledAt(tabs []string) (time.Time, bool) {
 		if last := r.last[tab]; last.After(quietFrom) {
 			quietFrom = last
 		}
-		if due := quietFrom.Add(startQuiet); due.After(at) {
+		if due := quietFrom.Add(quiet); due.After(at) {
 			at = due
 		}
 	}
@@ -175,7 +175,7 @@ func (s *session) openURLs(ctx context.Context, urls []string, closeBlank bool) 
 }
 
 // settleStartPages releases the first tools/list once every start tab has
-// loaded and registered nothing for startQuiet (so a page that registers a
+// loaded and registered nothing for --settle (so a page that registers a
 // tool a second after load is in a one-shot client's first list), after
 // max, or when ctx ends. It wakes on the pages' loads and registrations and
 // at the moment the last quiet period ends, not on a poll.
@@ -190,7 +190,7 @@ func (s *session) settleStartPages(ctx context.Context, tabs []string, max time.
 	defer quiet.Stop()
 	start := time.Now()
 	for {
-		if at, ok := s.regs.settledAt(tabs); ok {
+		if at, ok := s.regs.settledAt(tabs, s.settle); ok {
 			wait := time.Until(at)
 			if wait <= 0 {
 				slog.Debug("the start pages loaded and their tools settled; answering tools/list", "pages", len(tabs), "after", time.Since(start).Round(time.Millisecond))

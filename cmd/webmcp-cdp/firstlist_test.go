@@ -7,7 +7,7 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
-// TestRegistrationsSettle: a start tab settles startQuiet after the later
+// TestRegistrationsSettle: a start tab settles --settle (1.5 s) after the later
 // of its load and its last change of tools; a re-read with the same tools
 // is not a registration; a tab not loaded yet holds the list.
 func TestRegistrationsSettle(t *testing.T) {
@@ -52,7 +52,7 @@ func TestRegistrationsSettle(t *testing.T) {
 			for tab, ms := range tc.loads {
 				r.pageLoaded(tab, at(ms))
 			}
-			got, ok := r.settledAt(tc.tabs)
+			got, ok := r.settledAt(tc.tabs, 1500*time.Millisecond)
 			switch {
 			case tc.want < 0 && ok:
 				t.Errorf("settled at %s with a tab not loaded", got.Sub(t0))

@@ -21,11 +21,10 @@ import (
 )
 
 // ciFlags are the flags of CI mode (inspect, call, test): launch's and
-// serve's, and how long to wait for a page's tools.
+// serve's (--settle among them), and how long to wait for a page's tools.
 type ciFlags struct {
 	lf      launchFlags
 	sf      serveFlags
-	settle  time.Duration
 	timeout time.Duration
 }
 
@@ -34,7 +33,6 @@ func (f *ciFlags) register(cmd *cobra.Command) {
 	// CI mode is always headless.
 	cmd.Flags().MarkHidden("headless")
 	f.sf.register(cmd.Flags())
-	cmd.Flags().DurationVar(&f.settle, "settle", 500*time.Millisecond, "after the page's load event, how long its tools must stay unchanged to count as settled")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 10*time.Second, "longest wait for a page to load and its tools to settle")
 	cmd.Flags().DurationVar(&f.timeout, "settle-timeout", 10*time.Second, "the former name of --timeout")
 	cmd.Flags().MarkDeprecated("settle-timeout", "use --timeout")
@@ -71,8 +69,8 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 	if err != nil {
 		return nil, usageError(err)
 	}
-	if f.settle <= 0 || f.timeout < f.settle {
-		return nil, usageError(fmt.Errorf("--settle %s and --timeout %s: both must be positive, and the timeout at least the settle time", f.settle, f.timeout))
+	if f.sf.settle <= 0 || f.timeout < f.sf.settle {
+		return nil, usageError(fmt.Errorf("--settle %s and --timeout %s: both must be positive, and the timeout at least the settle time", f.sf.settle, f.timeout))
 	}
 	f.lf.headless = true
 	br, err := (&browsers.Launch{Options: f.lf.options(backend)}).Start(ctx)
@@ -111,7 +109,7 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 	sess := &ci.Session{
 		Hub:     s.hub,
 		Tabs:    ciTabs{s.browser},
-		Settle:  f.settle,
+		Settle:  f.sf.settle,
 		Timeout: f.timeout,
 		Call: func(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 			return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})

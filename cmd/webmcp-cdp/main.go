@@ -25,8 +25,6 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/internal/bench"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-
 // exitError carries an exit code out of a command.
 type exitError struct {
 	code int

@@ -15,6 +15,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
@@ -27,6 +28,7 @@ type serveFlags struct {
 	maxTools       int
 	noTabTools     bool
 	waitTools      time.Duration
+	settle         time.Duration
 	dialogs        string
 	confirm        string
 	// What tools/list holds (--list, --max-listed-tools).
@@ -63,7 +65,8 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxResultBytes, "max-result-bytes", 1<<20, "longest result text passed to the client; longer is cut with a notice")
 	fs.IntVar(&f.maxTools, "max-tools-per-document", 200, "most tools read from one document; the rest are refused")
 	fs.BoolVar(&f.noTabTools, "no-tab-tools", false, "do not offer the webmcp_*_tab tools (open, activate, reload, close)")
-	fs.DurationVar(&f.waitTools, "wait-tools", 10*time.Second, "hold a client's first tools/list until each start page has loaded and registered no tool for 1.5s, or with attach and no URLs until the open tabs are read, at most this long; 0 answers at once")
+	fs.DurationVar(&f.waitTools, "wait-tools", 10*time.Second, "hold a client's first tools/list until each start page has loaded and its tools settled (--settle), or with attach and no URLs until the open tabs are read, at most this long; 0 answers at once")
+	fs.DurationVar(&f.settle, "settle", ci.DefaultSettle, "after a page's load event, how long its tools must stay unchanged to count as settled (CI mode's pages, and the start pages a first tools/list waits for)")
 	fs.StringVar(&f.dialogs, "dialogs", "fail", "a page dialog during a call, when the client cannot be asked (no elicitation): accept, dismiss, or fail (dismiss it and return an error)")
 	fs.StringVar(&f.confirm, "confirm", "none", "ask the client before calling: consequential (tools marked consequentialHint), writes (every tool not marked readOnlyHint), or none")
 	fs.StringVar(&f.list, "list", "all", "which page tools tools/list holds: all, active (the active tab's; the rest stay reachable through webmcp_list_tools and webmcp_call), or active+cached (also cached tools of closed pages)")
@@ -89,6 +92,9 @@ func (f *serveFlags) check() (polyfill.Backend, error) {
 	}
 	if f.callTimeout <= 0 {
 		return "", fmt.Errorf("--call-timeout %s: must be positive", f.callTimeout)
+	}
+	if f.settle <= 0 {
+		return "", fmt.Errorf("--settle %s: must be positive", f.settle)
 	}
 	if f.maxResultBytes < 1024 {
 		return "", fmt.Errorf("--max-result-bytes %d: must be at least 1024", f.maxResultBytes)
@@ -192,6 +198,7 @@ type session struct {
 	firstList chan struct{}
 	listOnce  sync.Once
 	waitTools time.Duration // --wait-tools
+	settle    time.Duration // --settle
 	// regs notes the start pages' loads and registrations until then.
 	regs *registrations
 }
@@ -228,7 +235,7 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 			logger.Info("browser ready", "product", v.Product, "backend", backend)
 		}
 	}()
-	return &session{browser: b, hub: h, server: srv, conn: conn, firstList: firstList, waitTools: f.waitTools, regs: regs}, nil
+	return &session{browser: b, hub: h, server: srv, conn: conn, firstList: firstList, waitTools: f.waitTools, settle: f.settle, regs: regs}, nil
 }
 
 // releaseFirstList lets clients' first tools/list be answered.

@@ -1,1 +1,1 @@
-claude mcp add webmcp -- webmcp-cdp launch http://localhost:3000/
+claude mcp add webmcp -- npx -y webmcp-cdp launch http://localhost:3000/

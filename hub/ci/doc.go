@@ -14,7 +14,7 @@
 // A page counts as settled once its main document loaded (its load event
 // fired), the hub knows its tab, it has tools (served or refused), every
 // tool it must have is there (PageOptions.WaitFor), and its tools have
-// stayed the same for Session.Settle (500 ms by default) since the last
+// stayed the same for Session.Settle (DefaultSettle, 1.5 s, by default) since the last
 // change or the load event. The wait is driven by events: the hub's
 // (hub.Changed) and the page's load (Tabs.PageLoad); it reads the page's
 // tools when one fires and when a quiet period ends, and restarts the quiet

@@ -10,7 +10,9 @@ import (
 // page loaded, whether it has a WebMCP API, and its errors (uncaught
 // exceptions and console errors with their script's URL:line:column,
 // failed requests with their status). It is what CI mode prints when a
-// page has no tools or did not load.
+// page has no tools or did not load. A page that did not load has nothing
+// to diagnose but its load error: no line is said about its API, which it
+// never had the chance to get.
 func Explain(d core.PageDiagnosis) []string {
 	var out []string
 	l := d.Load
@@ -22,13 +24,12 @@ func Explain(d core.PageDiagnosis) []string {
 	case !l.Loaded && l.URL != "":
 		out = append(out, "the page had not finished loading (no load event) when the wait ended: a slow script or request? (--timeout sets the wait)")
 	}
-	switch d.API {
-	case "none":
+	switch {
+	case l.Failed():
+	case d.API == "none":
 		out = append(out, "no WebMCP API in the page: neither document.modelContext nor navigator.modelContext has registerTool (did a script replace them?)")
-	case "native", "polyfill":
-		if !l.Failed() {
-			out = append(out, fmt.Sprintf("a WebMCP API was present (%s)", d.API))
-		}
+	case d.API == "native" || d.API == "polyfill":
+		out = append(out, fmt.Sprintf("a WebMCP API was present (%s)", d.API))
 	}
 	for _, p := range d.Problems {
 		out = append(out, problemLine(p))

@@ -83,11 +83,19 @@ type Session struct {
 	// the same path as a real client's.
 	Call CallFunc
 	// Settle is how long a page's tools must stay the same, after its load
-	// event, to count as settled (default 500 ms).
+	// event, to count as settled (default DefaultSettle).
 	Settle time.Duration
 	// Timeout bounds the wait for a page's tools (default 10 s).
 	Timeout time.Duration
 }
+
+// DefaultSettle is how long a page's tools must stay unchanged after its
+// load event to count as settled: the one default of CI mode (inspect,
+// call, test) and of the first tools/list of launch, attach and demo, so
+// that a site's CI and an agent see a page the same way. It is long enough
+// for a page that registers a tool a second after load (a timer, a fetched
+// configuration). --settle changes it.
+const DefaultSettle = 1500 * time.Millisecond
 
 // PageOptions say how to open a page.
 type PageOptions struct {
@@ -156,7 +164,7 @@ func (e *LoadError) Error() string {
 func (s *Session) Open(ctx context.Context, url string, opts PageOptions) (*Page, error) {
 	settle, limit := s.Settle, s.Timeout
 	if settle <= 0 {
-		settle = 500 * time.Millisecond
+		settle = DefaultSettle
 	}
 	if limit <= 0 {
 		limit = 10 * time.Second

@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/sdklog"
 )
 
 // HTTPOptions configures the streamable HTTP endpoint.
@@ -181,7 +183,7 @@ func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
 func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, status http.Handler) (http.Handler, error) {
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
 	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger:              s.logger,
+		Logger:              sdklog.Quiet(s.logger),
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
 		SessionTimeout:      30 * time.Minute,
 		// Stream events get ids and are kept (bounded) for resumption, so a
@@ -191,7 +193,7 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, stat
 	// MCP 2026-07-28 and later: one request, one short-lived session
 	// (revisions.go). A call ends when its client goes away.
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger:                       s.logger,
+		Logger:                       sdklog.Quiet(s.logger),
 		MaxRequestBodyBytes:          opts.MaxBodyBytes,
 		Stateless:                    true,
 		PropagateRequestCancellation: true,

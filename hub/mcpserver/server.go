@@ -20,6 +20,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/sdklog"
 )
 
 // Tabs is what the tab tools need from a browser.
@@ -149,7 +150,7 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: s.unsubscribe,
 		CompletionHandler:  s.completePage,
-		Logger:             opts.Logger,
+		Logger:             sdklog.Quiet(opts.Logger),
 	})
 	go s.runPageServers(ctx)
 	s.tools = NewToolSet(s.mcp, ToolSetOptions{Logger: opts.Logger, FirstList: opts.FirstList, Unlisted: s.unlistedTool})

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/sdklog"
 )
 
 // RemoteOptions configures a Remote. Zero values take the defaults.
@@ -126,7 +127,7 @@ func NewRemote(opts RemoteOptions) (*Remote, error) {
 			"webmcp-cdp relay; they appear and disappear as pages load. webmcp_list_tabs shows the browser's tabs, " +
 			"webmcp_relay_status shows which browser this is and why none is connected.",
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		Logger:       opts.Logger,
+		Logger:       sdklog.Quiet(opts.Logger),
 	})
 	r.tools = mcpserver.NewToolSet(r.server, mcpserver.ToolSetOptions{Logger: opts.Logger})
 	r.addOwnTools()

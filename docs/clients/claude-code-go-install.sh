@@ -1,0 +1,1 @@
+claude mcp add webmcp -- webmcp-cdp launch http://localhost:3000/
