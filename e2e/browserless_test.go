@@ -44,17 +44,9 @@ func browserlessUnavailable(t *testing.T, format string, args ...any) {
 // packages ship (flatted has one) for packages of this module.
 func browserlessDir(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("testdata", "browserless"))
+	dir, out, err := installPinned(filepath.Join("testdata", "browserless"), true,
+		"PUPPETEER_SKIP_DOWNLOAD=1", "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1")
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err == nil {
-		return dir
-	}
-	cmd := exec.Command("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--silent")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PUPPETEER_SKIP_DOWNLOAD=1", "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
 		browserlessUnavailable(t, "installing the pinned browserless in e2e/testdata/browserless (npm ci --ignore-scripts) failed: %v\n%s\nThis test needs npm with the npm registry reachable.", err, out)
 	}
 	return dir

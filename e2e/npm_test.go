@@ -20,22 +20,37 @@ var npm struct {
 	out  string
 }
 
+// installPinned runs npm ci in e2e/<rel> (a folder with a package-lock.json)
+// unless its node_modules is installed, and returns the folder's absolute
+// path. ignoreScripts leaves out the packages' install scripts; env is
+// added to npm's environment. out is npm's output when it fails.
+func installPinned(rel string, ignoreScripts bool, env ...string) (dir string, out []byte, err error) {
+	dir, err = filepath.Abs(rel)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err == nil {
+		return dir, nil, nil
+	}
+	args := []string{"ci", "--no-audit", "--no-fund", "--silent"}
+	if ignoreScripts {
+		args = append(args, "--ignore-scripts")
+	}
+	cmd := exec.Command("npm", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err = cmd.CombinedOutput()
+	return dir, out, err
+}
+
 // npmDir installs the pinned packages (npm ci) once per test binary and
 // returns the absolute path of e2e/js, whose node_modules then holds them.
 func npmDir(t testing.TB) string {
 	t.Helper()
 	npm.once.Do(func() {
-		npm.dir, npm.err = filepath.Abs("js")
-		if npm.err != nil {
-			return
-		}
-		if _, err := os.Stat(filepath.Join(npm.dir, "node_modules", ".package-lock.json")); err == nil {
-			return
-		}
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--silent")
-		cmd.Dir = npm.dir
-		b, err := cmd.CombinedOutput()
-		npm.out, npm.err = string(b), err
+		var b []byte
+		npm.dir, b, npm.err = installPinned("js", false)
+		npm.out = string(b)
 	})
 	if npm.err != nil {
 		t.Fatalf("installing the pinned npm packages in e2e/js (npm ci) failed: %v\n%s\nThese tests need Node.js and npm with the npm registry reachable.", npm.err, npm.out)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -34,16 +33,8 @@ import (
 // installed, and returns the absolute path of e2e/testdata/oidc.
 func oidcDir(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("testdata", "oidc"))
+	dir, out, err := installPinned(filepath.Join("testdata", "oidc"), true)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err == nil {
-		return dir
-	}
-	cmd := exec.Command("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--silent")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("installing the pinned oidc-provider in e2e/testdata/oidc (npm ci --ignore-scripts) failed: %v\n%s\nThis test needs npm with the npm registry reachable.", err, out)
 	}
 	return dir
