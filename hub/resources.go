@@ -192,52 +192,44 @@ func (h *Hub) ServerCatalog() ([]RoutedResource, []RoutedTemplate, []RoutedPromp
 	var ts []RoutedTemplate
 	var ps []RoutedPrompt
 	sh := h.ps.short
-	// own reports, for an entry of c with the short keys keys, whether to
-	// list it under its own name and under its routed form.
-	own := func(c *serverCatalog, keys []string) (short, routed bool) {
-		if keys == nil {
-			return false, true
+	// listedAs returns the names an entry of c is listed under: its own
+	// name (while c's origin alone offers it and c listed it last) and its
+	// routed form (without short names, or beside another server of its
+	// origin). index is the short index's map of the entry's kind.
+	listedAs := func(c *serverCatalog, index func(*shortIndex) map[string][]string, own, routed string) []string {
+		if sh == nil {
+			return []string{routed}
 		}
-		return keys[0] == c.src.Key, len(keys) > 1
+		keys := index(sh)[own]
+		if keys == nil {
+			return []string{routed}
+		}
+		var out []string
+		if keys[0] == c.src.Key {
+			out = append(out, own)
+		}
+		if len(keys) > 1 {
+			out = append(out, routed)
+		}
+		return out
 	}
+	resIndex := func(s *shortIndex) map[string][]string { return s.res }
+	tplIndex := func(s *shortIndex) map[string][]string { return s.tplKeys }
+	promptIndex := func(s *shortIndex) map[string][]string { return s.prompts }
 	for _, c := range h.ps.res {
 		for _, r := range c.resources {
-			var keys []string
-			if sh != nil {
-				keys = sh.res[r.URI]
-			}
-			short, routed := own(c, keys)
-			if short {
-				rs = append(rs, RoutedResource{URI: r.URI, Resource: r, Source: c.provenance(r.URI)})
-			}
-			if routed {
-				rs = append(rs, RoutedResource{URI: c.prefix + r.URI, Resource: r, Source: c.provenance(r.URI)})
+			for _, uri := range listedAs(c, resIndex, r.URI, c.prefix+r.URI) {
+				rs = append(rs, RoutedResource{URI: uri, Resource: r, Source: c.provenance(r.URI)})
 			}
 		}
 		for _, t := range c.templates {
-			var keys []string
-			if sh != nil {
-				keys = sh.tplKeys[t.URITemplate]
-			}
-			short, routed := own(c, keys)
-			if short {
-				ts = append(ts, RoutedTemplate{URITemplate: t.URITemplate, Template: t, Source: c.provenance(t.URITemplate)})
-			}
-			if routed {
-				ts = append(ts, RoutedTemplate{URITemplate: c.prefix + t.URITemplate, Template: t, Source: c.provenance(t.URITemplate)})
+			for _, tpl := range listedAs(c, tplIndex, t.URITemplate, c.prefix+t.URITemplate) {
+				ts = append(ts, RoutedTemplate{URITemplate: tpl, Template: t, Source: c.provenance(t.URITemplate)})
 			}
 		}
 		for _, p := range c.prompts {
-			var keys []string
-			if sh != nil {
-				keys = sh.prompts[p.Name]
-			}
-			short, routed := own(c, keys)
-			if short {
-				ps = append(ps, RoutedPrompt{Name: p.Name, Prompt: p, Source: c.provenance(p.Name)})
-			}
-			if routed {
-				ps = append(ps, RoutedPrompt{Name: RoutedName(c.promptPfx + toolPart(p.Name)), Prompt: p, Source: c.provenance(p.Name)})
+			for _, name := range listedAs(c, promptIndex, p.Name, RoutedName(c.promptPfx+toolPart(p.Name))) {
+				ps = append(ps, RoutedPrompt{Name: name, Prompt: p, Source: c.provenance(p.Name)})
 			}
 		}
 	}
