@@ -29,7 +29,15 @@ func (s *Server) serveExtension(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer p.kill(websocket.StatusNormalClosure, "")
-	e, err := s.authenticateExtension(p)
+	// Once authenticated, its place among the unauthenticated is free and
+	// its messages may be as big as a browser's, before it is told so: a
+	// browser (or a second one) that acts on "authenticated" at once is
+	// never refused for a place not yet given back.
+	e, err := s.authenticateExtension(p, func() {
+		release()
+		p.setLimit(s.opts.MaxBrowserMessageBytes,
+			fmt.Sprintf("message too big: a browser's messages may be at most %d bytes (relay --max-browser-message-bytes)", s.opts.MaxBrowserMessageBytes))
+	})
 	if errors.Is(err, errTooBig) || errors.Is(err, errTimedOut) {
 		// Closed already, with the reason.
 		s.log.Warn("relay: refused a browser", "remote", r.RemoteAddr, "err", err)
@@ -42,9 +50,6 @@ func (s *Server) serveExtension(w http.ResponseWriter, r *http.Request) {
 		_ = readLoop(s.ctx, p, func([]byte) {})
 		return
 	}
-	release()
-	p.setLimit(s.opts.MaxBrowserMessageBytes,
-		fmt.Sprintf("message too big: a browser's messages may be at most %d bytes (relay --max-browser-message-bytes)", s.opts.MaxBrowserMessageBytes))
 	s.log.Info("relay: browser connected", "extension", e.id, "name", e.name, "user", e.user, "remote", r.RemoteAddr)
 	err = readLoop(s.ctx, p, func(data []byte) { s.onExtensionMessage(e, data) })
 	reason := "Extension closed"
@@ -55,8 +60,9 @@ func (s *Server) serveExtension(w http.ResponseWriter, r *http.Request) {
 	s.log.Info("relay: browser disconnected", "extension", e.id, "name", e.name, "reason", reason)
 }
 
-// authenticateExtension sends authenticate and checks the answer.
-func (s *Server) authenticateExtension(p *peer) (*extConn, error) {
+// authenticateExtension sends authenticate and checks the answer; admitted
+// runs once the token is good, before the browser is told.
+func (s *Server) authenticateExtension(p *peer, admitted func()) (*extConn, error) {
 	const authID = ProxyIDPrefix + "1"
 	p.send(EncodeRequest(stringID(authID), MethodAuthenticate, nil))
 	// A deadline on the read itself would drop the connection without a
@@ -99,6 +105,7 @@ func (s *Server) authenticateExtension(p *peer) (*extConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	admitted()
 	e := &extConn{
 		peer:    p,
 		id:      "ext-" + newUUID(),

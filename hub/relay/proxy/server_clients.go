@@ -135,6 +135,14 @@ func (s *Server) handshake(c *clientConn, msg *Message) {
 		c.closeAfter(websocket.StatusPolicyViolation, "authentication failed")
 		return
 	}
+	// Its place among the unauthenticated is free, and its messages may be
+	// as big as a client's, before it hears that it is in: a client that
+	// dials again (or sends a big request) at once is never refused.
+	if c.release != nil {
+		c.release()
+	}
+	c.setLimit(s.opts.MaxClientMessageBytes,
+		fmt.Sprintf("message too big: a client's messages may be at most %d bytes (relay --max-client-message-bytes)", s.opts.MaxClientMessageBytes))
 	s.mu.Lock()
 	c.user = id.User
 	if !id.Expires.IsZero() {
@@ -144,11 +152,6 @@ func (s *Server) handshake(c *clientConn, msg *Message) {
 	}
 	c.send(EncodeResult(msg.ID, HandshakeResult{Authenticated: true, UserID: id.User, MCPClientID: c.id}))
 	s.mu.Unlock()
-	if c.release != nil {
-		c.release()
-	}
-	c.setLimit(s.opts.MaxClientMessageBytes,
-		fmt.Sprintf("message too big: a client's messages may be at most %d bytes (relay --max-client-message-bytes)", s.opts.MaxClientMessageBytes))
 	s.log.Info("relay: MCP client connected", "client", c.id, "user", id.User)
 }
 
