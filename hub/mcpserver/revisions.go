@@ -64,26 +64,42 @@ func newRevisionBody(w http.ResponseWriter, r *http.Request, maxBody int64) bool
 }
 
 // peekBody reads r's body, at most maxBody bytes, and puts it back for the
-// handler: the same bytes, then the same error (a body over the bound, a
-// client that stalled), which the handler reads again and answers.
+// handlers after it. A body that an earlier peek put back and nobody has
+// read since is returned as it is, not copied again (the edge peeks up to
+// three times: the revision router, the fast path, the parameter headers).
 func peekBody(w http.ResponseWriter, r *http.Request, maxBody int64) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
+	if p, ok := r.Body.(*peekedBody); ok && p.unread() {
+		return p.body, p.err
+	}
 	orig := r.Body
 	body, err := io.ReadAll(http.MaxBytesReader(w, orig, maxBody))
-	var rest io.Reader = bytes.NewReader(body)
+	p := &peekedBody{rd: bytes.NewReader(body), body: body, err: err, Closer: orig}
+	p.Reader = p.rd
 	if err != nil {
-		rest = io.MultiReader(rest, errReader{err})
+		p.Reader = io.MultiReader(p.rd, errReader{err})
 	}
 	// Closing is left to the handler, on the original body, so that the
 	// server treats a failed body as before (it ends the connection).
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{rest, orig}
+	r.Body = p
 	return body, err
 }
+
+// peekedBody is a request body that peekBody read and put back: the bytes
+// read, then the error that ended the read, if any.
+type peekedBody struct {
+	io.Reader
+	io.Closer
+	rd   *bytes.Reader
+	body []byte
+	err  error
+}
+
+// unread reports whether nothing has been read from p since it was put
+// back.
+func (p *peekedBody) unread() bool { return p.rd.Len() == len(p.body) }
 
 // metaVersion returns params._meta's protocol version of a JSON-RPC
 // message, or "" when it has none or is not such a message.
