@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -39,11 +41,6 @@ func servingFlags() map[string]*pflag.Flag {
 		delete(all, id)
 	}
 	return all
-}
-
-// commandPath is a command's path without the program's name.
-func commandPath(c *cobra.Command) string {
-	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
 }
 
 // walkCommands calls visit with every command under root (root excluded).
@@ -178,6 +175,43 @@ func TestSharedConfigAcrossCommands(t *testing.T) {
 			}
 			if got := cmd.Flags().Lookup("settle").Value.String(); got != "2s" {
 				t.Errorf("inspect's --settle from the file: %s, want 2s", got)
+			}
+		})
+	}
+}
+
+// TestFlagOfAnotherCommand: a flag that only other commands take is a
+// usage error (exit status 2) that names them; a flag no command has keeps
+// pflag's words, and so does a bad value of a flag the command has.
+func TestFlagOfAnotherCommand(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"inspect", "--confirm", "never", "http://127.0.0.1:1/"}, "--confirm is a flag of attach, demo and launch; inspect does not use it (see webmcp-cdp inspect --help)"},
+		{[]string{"call", "--list=active", "http://127.0.0.1:1/", "t"}, "--list is a flag of attach, demo and launch; call does not use it"},
+		{[]string{"inspect", "--call-timeout", "5s", "http://127.0.0.1:1/"}, "--call-timeout is a flag of attach, call, demo, launch and test; inspect does not use it"},
+		{[]string{"version", "--chrome", "x"}, "--chrome is a flag of call, demo, inspect, launch and test; version does not use it"},
+		{[]string{"relay", "token", "--listen", ":1"}, "--listen is a flag of relay; relay token does not use it"},
+		{[]string{"polyfill", "--junit", "x"}, "--junit is a flag of test; polyfill does not use it"},
+		{[]string{"connect", "--http", ":1"}, "--http is a flag of attach, demo and launch; connect does not use it"},
+		// Hidden flags are not offered: bench's forwarder flags are internal.
+		{[]string{"inspect", "--forward-page", "x", "http://127.0.0.1:1/"}, "unknown flag: --forward-page"},
+		{[]string{"inspect", "--nope", "http://127.0.0.1:1/"}, "unknown flag: --nope"},
+		{[]string{"launch", "--settle", "soon"}, `invalid argument "soon" for "--settle"`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			root := newRoot()
+			root.SetArgs(tc.args)
+			root.SetOut(io.Discard)
+			root.SetErr(io.Discard)
+			err := root.ExecuteContext(t.Context())
+			ee, ok := errors.AsType[*exitError](err)
+			if !ok || ee.code != 2 {
+				t.Fatalf("got %v, want a usage error (exit status 2)", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %q, want %q in it", err, tc.want)
 			}
 		})
 	}

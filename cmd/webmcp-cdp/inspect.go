@@ -51,7 +51,6 @@ func (f *ciFlags) register(cmd *cobra.Command, calls bool) {
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "longest wait for a page to load and its tools to settle")
 	fs.DurationVar(&f.timeout, "settle-timeout", 10*time.Second, "the former name of --timeout")
 	fs.MarkDeprecated("settle-timeout", "use --timeout")
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 }
 
 // usageError makes err exit with status 2, CI mode's status for a bad

@@ -211,6 +211,9 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().StringVar(&logFile, "log-file", "", "also write the full log, at debug level, to `FILE` (appended)")
 	root.PersistentFlags().String(configFlag, "", "read flags from a YAML or JSON `FILE` keyed by flag name (see the end of --help)")
 	root.SetUsageTemplate(root.UsageTemplate() + configHelp)
+	// Inherited by every command: a bad flag exits 2, and a flag of other
+	// commands names them (flagerror.go).
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newLaunch(), newAttach(), newDemo(), newPolyfill(), newVersion(), newBench())
 	root.AddCommand(newInspect(), newCall(), newTest())
 	root.AddCommand(newRelay(), newConnect())
