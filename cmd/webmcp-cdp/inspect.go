@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -188,9 +189,12 @@ func (b *ciBrowser) openError(err error) error {
 	return usageError(err)
 }
 
+// outputFormats are the values of inspect's and test's --format.
+func outputFormats() []string { return []string{"text", "json"} }
+
 // checkFormat checks a --format value.
 func checkFormat(format string) error {
-	if format != "text" && format != "json" {
+	if !slices.Contains(outputFormats(), format) {
 		return usageError(fmt.Errorf("--format %q: use text or json", format))
 	}
 	return nil
@@ -275,6 +279,7 @@ func newInspect() *cobra.Command {
 	f.register(cmd, false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tools and findings as one JSON object (--format json)")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	oneOf(cmd.Flags(), "format", outputFormats())
 	cmd.Flags().StringArrayVar(&waitFor, "wait-for-tool", nil, "wait (up to --timeout) until the page serves this tool, by the page's own name; repeatable")
 	return cmd
 }

@@ -61,6 +61,7 @@ type pageFlags struct {
 
 func (f *pageFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.backend, "backend", "auto", "WebMCP implementation: auto (native where the browser has it, else the polyfill), polyfill, or native")
+	oneOf(fs, "backend", polyfill.Backends())
 	fs.DurationVar(&f.settle, "settle", ci.DefaultSettle, "after a page's load event, how long its tools must stay unchanged to count as settled (CI mode's pages, and the start pages a first tools/list waits for)")
 	fs.IntVar(&f.maxTools, "max-tools-per-document", 200, "most tools read from one document; the rest are refused")
 	fs.IntVar(&f.maxDescBytes, "max-description-bytes", hub.DefaultDescriptionBytes, "longest tool description taken from a page; longer tools are refused")
@@ -70,6 +71,7 @@ func (f *pageFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.allowOrigins, "allow-origin", nil, "take tools only from origins matching this pattern, repeatable (e.g. 'https://*.example.com'; * matches any text)")
 	fs.StringArrayVar(&f.denyOrigins, "deny-origin", nil, "never take tools from origins matching this pattern, repeatable (wins over --allow-origin)")
 	fs.StringVar(&f.toolNames, "tool-names", "site", "how page tools, resources and prompts are named: site (<site>_<tool>; resources webmcp://<site>/tab<N>/<uri>) or short (the page's own name while no other site offers the same one; on a clash both fall back to the site's names)")
+	oneOf(fs, "tool-names", hub.NameStyles())
 	fs.StringVar(&f.userAgent, "user-agent", "", "the user agent that pages see (navigator.userAgent and the User-Agent header), in every tab followed")
 	fs.BoolVar(&f.ignoreHTTPSErrors, "ignore-https-errors", false, "load pages whose certificate is not valid (self-signed local dev certificates); browser-wide, also when attaching")
 }
@@ -126,6 +128,7 @@ func (f *callFlags) register(fs *pflag.FlagSet) {
 // registerDialogs adds --dialogs (call flags, and connect's own).
 func registerDialogs(fs *pflag.FlagSet, p *string) {
 	fs.StringVar(p, "dialogs", "fail", "a page dialog during a call, when the client cannot be asked (no elicitation): accept, dismiss, or fail (dismiss it and return an error)")
+	oneOf(fs, "dialogs", mcpserver.DialogPolicies())
 }
 
 func (f *callFlags) check() error {
@@ -172,7 +175,9 @@ func (f *serveFlags) registerServing(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noTabTools, "no-tab-tools", false, "do not offer the webmcp_*_tab tools (open, activate, reload, close)")
 	fs.DurationVar(&f.waitTools, "wait-tools", 10*time.Second, "hold a client's first tools/list until each start page has loaded and its tools settled (--settle), or with attach and no URLs until the open tabs are read, at most this long; 0 answers at once")
 	fs.StringVar(&f.confirm, "confirm", "none", "ask the client before calling: consequential (tools marked consequentialHint), writes (every tool not marked readOnlyHint), or none")
+	oneOf(fs, "confirm", mcpserver.ConfirmPolicies())
 	fs.StringVar(&f.list, "list", "all", "which page tools tools/list holds: all, active (the active tab's; the rest stay reachable through webmcp_list_tools and webmcp_call), or active+cached (also cached tools of closed pages)")
+	oneOf(fs, "list", mcpserver.ListModes())
 	fs.IntVar(&f.maxListed, "max-listed-tools", 0, "most tools in tools/list, the server's own included (the active tab's first, then the most recently used tabs'); 0 for no cap, else at least 7 (3 with --no-tab-tools)")
 	fs.IntVar(&f.maxInflight, "max-inflight-per-tab", 16, "most tool calls running in one tab; more are refused until one finishes")
 	fs.StringVar(&f.stateDir, "state-dir", hub.DefaultStateDir(), "directory of the state file that keeps cached tools (annotations.cache) across restarts; empty keeps them in memory only")
