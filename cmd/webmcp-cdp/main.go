@@ -215,7 +215,7 @@ func newRoot() *cobra.Command {
 	// Inherited by every command: a bad flag exits 2, and a flag of other
 	// commands names them (flagerror.go).
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newLaunch(), newAttach(), newDemo(), newPolyfill(), newVersion(), newBench())
+	root.AddCommand(newLaunch(), newAttach(), newDemo(), newPolyfill(), newVersion(), newBench(), newMan())
 	root.AddCommand(newInspect(), newCall(), newTest())
 	root.AddCommand(newRelay(), newConnect())
 	// cobra's `completion bash|zsh|fish|powershell`, made now rather than
