@@ -33,8 +33,7 @@ func oneOf[T ~string](fs *pflag.FlagSet, name string, values []T) {
 // does by default (file names).
 func completeValues(root *cobra.Command) {
 	done := map[*pflag.Flag]bool{}
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
+	eachCommand(root, func(c *cobra.Command) {
 		for _, fs := range []*pflag.FlagSet{c.PersistentFlags(), c.Flags()} {
 			fs.VisitAll(func(f *pflag.Flag) {
 				vals, ok := f.Annotations[valuesAnnotation]
@@ -47,9 +46,5 @@ func completeValues(root *cobra.Command) {
 				}
 			})
 		}
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(root)
+	})
 }

@@ -32,17 +32,21 @@ func flagError(cmd *cobra.Command, err error) error {
 // offered).
 func commandsWithFlag(root *cobra.Command, name string) []string {
 	var out []string
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		for _, sub := range c.Commands() {
-			if f := sub.Flags().Lookup(name); f != nil && !f.Hidden && sub.IsAvailableCommand() {
-				out = append(out, commandPath(sub))
-			}
-			walk(sub)
+	eachCommand(root, func(c *cobra.Command) {
+		if f := c.Flags().Lookup(name); c != root && f != nil && !f.Hidden && c.IsAvailableCommand() {
+			out = append(out, commandPath(c))
 		}
-	}
-	walk(root)
+	})
 	return out
+}
+
+// eachCommand calls visit with root, then every command under it, in help
+// order.
+func eachCommand(root *cobra.Command, visit func(*cobra.Command)) {
+	visit(root)
+	for _, sub := range root.Commands() {
+		eachCommand(sub, visit)
+	}
 }
 
 // commandPath is a command's path without the program's name ("relay

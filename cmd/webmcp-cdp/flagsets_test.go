@@ -45,10 +45,11 @@ func servingFlags() map[string]*pflag.Flag {
 
 // walkCommands calls visit with every command under root (root excluded).
 func walkCommands(root *cobra.Command, visit func(*cobra.Command)) {
-	for _, c := range root.Commands() {
-		visit(c)
-		walkCommands(c, visit)
-	}
+	eachCommand(root, func(c *cobra.Command) {
+		if c != root {
+			visit(c)
+		}
+	})
 }
 
 // TestServingFlagsOnlyOnServingCommands walks every command: the serving
