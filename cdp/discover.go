@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -28,12 +29,16 @@ const (
 	ChannelCanary Channel = "canary"
 )
 
+// Channels are the values --channel takes (shell completion offers them).
+func Channels() []Channel { return []Channel{ChannelStable, ChannelBeta, ChannelDev, ChannelCanary} }
+
 // ParseChannel checks a --channel value; empty means stable.
 func ParseChannel(s string) (Channel, error) {
-	switch c := Channel(strings.ToLower(strings.TrimSpace(s))); c {
-	case "":
+	c := Channel(strings.ToLower(strings.TrimSpace(s)))
+	if c == "" {
 		return ChannelStable, nil
-	case ChannelStable, ChannelBeta, ChannelDev, ChannelCanary:
+	}
+	if slices.Contains(Channels(), c) {
 		return c, nil
 	}
 	return "", fmt.Errorf("--channel %q: use stable, beta, dev or canary", s)

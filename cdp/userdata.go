@@ -13,8 +13,14 @@ import (
 // a person turns remote debugging on at chrome://inspect/#remote-debugging.
 
 // AutoConnectChannels are the --channel values of attach --auto-connect,
-// in the order they are tried when none is given.
-func AutoConnectChannels() []string { return []string{"stable", "beta", "dev", "canary"} }
+// in the order they are tried when none is given: launch's (Channels).
+func AutoConnectChannels() []string {
+	var out []string
+	for _, c := range Channels() {
+		out = append(out, string(c))
+	}
+	return out
+}
 
 // UserDataEnv is what UserDataDirs reads from the environment; tests fill
 // it by hand, commands with HostEnv.

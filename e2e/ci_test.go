@@ -250,6 +250,8 @@ func TestCIInspectOutcomes(t *testing.T) {
 		{name: "no URL", args: nil, wantCode: 2, wantStderr: "usage: webmcp-cdp inspect"},
 		{name: "relative URL", args: []string{"ci/good.html"}, wantCode: 2, wantStderr: "is not absolute"},
 		{name: "unknown flag", args: []string{"--nope", base + "/ci/good.html"}, wantCode: 2, wantStderr: "unknown flag: --nope"},
+		// A serving flag is not inspect's (issue 29 point 3).
+		{name: "a flag of other commands", args: []string{"--confirm", "never", base + "/ci/good.html"}, wantCode: 2, wantStderr: "--confirm is a flag of attach, demo and launch; inspect does not use it"},
 		{name: "bad settle", args: []string{"--settle", "0s", base + "/ci/good.html"}, wantCode: 2, wantStderr: "--settle 0s"},
 		{name: "bad backend", args: []string{"--backend", "magic", base + "/ci/good.html"}, wantCode: 2, wantStderr: "--backend"},
 	}

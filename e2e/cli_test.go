@@ -27,6 +27,8 @@ func TestCLI(t *testing.T) {
 		{name: "missing browser, --relaunch", args: []string{"launch", "--relaunch", "--chrome", "/nonexistent/chromium"}, wantCode: 1, wantStderr: "/nonexistent/chromium"},
 		{name: "--browser without a name", args: []string{"attach", "--browser", "http://127.0.0.1:1/?token=T0KEN"}, wantCode: 2, wantStderr: "give NAME=URL"},
 		{name: "bad timeout", args: []string{"launch", "--call-timeout", "-1s"}, wantCode: 1, wantStderr: "--call-timeout -1s: must be positive"},
+		{name: "a flag of other commands", args: []string{"version", "--confirm", "writes"}, wantCode: 2, wantStderr: "--confirm is a flag of attach, demo and launch; version does not use it"},
+		{name: "an unknown flag", args: []string{"launch", "--nope"}, wantCode: 2, wantStderr: "unknown flag: --nope"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

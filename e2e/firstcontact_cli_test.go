@@ -40,7 +40,8 @@ func TestFirstContactCLI(t *testing.T) {
 		{name: "config file from env", env: []string{"WEBMCP_CDP_CONFIG=" + unknown}, args: []string{"launch"}, wantCode: 2, wantStderr: `unknown key "call-timout"`},
 		{name: "scheme-less remote URL", args: []string{"launch", "--headless", "example.com/app"}, wantCode: 2, wantStderr: `"example.com/app" has no scheme: add https:// (or http://)`},
 		{name: "JSON arguments with position", args: []string{"call", "http://127.0.0.1:1/", "add", "{\"a\": 1,\n \"b\": }"}, wantCode: 2, wantStderr: "line 2, column 7: invalid character '}'"},
-		{name: "bad channel", args: []string{"launch", "--channel", "nightly"}, wantCode: 1, wantStderr: `invalid channel "nightly"`},
+		// A value the flag refuses as it parses is a usage error, as on every command.
+		{name: "bad channel", args: []string{"launch", "--channel", "nightly"}, wantCode: 2, wantStderr: `invalid channel "nightly"`},
 		{name: "no browser of a channel", env: []string{"PATH=/nonexistent", "CHROME_PATH="}, args: []string{"launch", "--channel", "canary"}, wantCode: 1, wantStderr: "/opt/google/chrome-canary/chrome"},
 		{name: "missing browser, one line", args: []string{"launch", "--chrome", "/nonexistent/chromium"}, wantCode: 1, wantStderr: "/nonexistent/chromium"},
 	}

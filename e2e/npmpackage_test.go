@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,7 @@ func TestNpmPackages(t *testing.T) {
 		Bin      map[string]string `json:"bin"`
 		Optional map[string]string `json:"optionalDependencies"`
 		Scripts  map[string]string `json:"scripts"`
+		Man      []string          `json:"man"`
 	}
 	if err := json.Unmarshal(tarFile(t, launcher, "package/package.json"), &manifest); err != nil {
 		t.Fatal(err)
@@ -88,6 +90,16 @@ func TestNpmPackages(t *testing.T) {
 	for _, p := range []string{"linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "win32-x64", "win32-arm64"} {
 		if v := manifest.Optional["webmcp-cdp-"+p]; v != npmVersion {
 			t.Errorf("launcher: optional dependency webmcp-cdp-%s at %q, want %s", p, v, npmVersion)
+		}
+	}
+
+	// The manual pages, written by pack.sh (`npm i -g` installs them).
+	if !slices.Contains(manifest.Man, "man/webmcp-cdp.1") || !slices.Contains(manifest.Man, "man/webmcp-cdp-inspect.1") {
+		t.Errorf("launcher: man %q, want the pages of webmcp-cdp and each command", manifest.Man)
+	}
+	for _, page := range manifest.Man {
+		if b := tarFile(t, launcher, "package/"+page); !bytes.Contains(b, []byte(`"webmcp-cdp v`+npmVersion+`"`)) {
+			t.Errorf("launcher: %s does not name version v%s:\n%.300s", page, npmVersion, b)
 		}
 	}
 

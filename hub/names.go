@@ -35,13 +35,17 @@ const (
 	NamesShort NameStyle = "short"
 )
 
+// NameStyles are the values --tool-names takes, the default first (shell
+// completion offers them).
+func NameStyles() []NameStyle { return []NameStyle{NamesSite, NamesShort} }
+
 // ParseNameStyle parses a --tool-names value; empty is NamesSite.
 func ParseNameStyle(s string) (NameStyle, error) {
-	switch NameStyle(s) {
-	case "", NamesSite:
+	if s == "" {
 		return NamesSite, nil
-	case NamesShort:
-		return NamesShort, nil
+	}
+	if n := NameStyle(s); slices.Contains(NameStyles(), n) {
+		return n, nil
 	}
 	return "", fmt.Errorf("--tool-names %q: want site (<site>_<tool>, the default) or short (the page's own names while no other site has the same)", s)
 }

@@ -10,6 +10,7 @@ package polyfill
 import (
 	"embed"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -74,10 +75,13 @@ const (
 	BackendNative Backend = "native"
 )
 
+// Backends are the values --backend takes, in the order help gives them
+// (shell completion offers them).
+func Backends() []Backend { return []Backend{BackendAuto, BackendPolyfill, BackendNative} }
+
 // ParseBackend checks a --backend value.
 func ParseBackend(s string) (Backend, error) {
-	switch b := Backend(s); b {
-	case BackendAuto, BackendPolyfill, BackendNative:
+	if b := Backend(s); slices.Contains(Backends(), b) {
 		return b, nil
 	}
 	return "", fmt.Errorf("unknown backend %q: use auto, polyfill or native", s)

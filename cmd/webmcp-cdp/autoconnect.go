@@ -27,6 +27,7 @@ func (f *autoConnectFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.BoolVar(&f.on, "auto-connect", false, "connect to your own running Chrome (Chrome 144+, remote debugging turned on at chrome://inspect/#remote-debugging): reads DevToolsActivePort from its user data directory and waits for you to click Allow")
 	fs.StringVar(&f.channel, "channel", "", "with --auto-connect: the Chrome channel whose profile to look in (stable, beta, dev, canary); default: every channel of Chrome, then Chromium, Edge and Brave")
+	oneOf(fs, "channel", cdp.AutoConnectChannels())
 	fs.StringVar(&f.userDataDir, "user-data-dir", "", "with --auto-connect: the browser's user data directory, where DevToolsActivePort is (default: the browser's usual one)")
 	fs.DurationVar(&f.timeout, "connect-timeout", 60*time.Second, "with --auto-connect: how long to wait for you to click Allow in Chrome")
 	cmd.MarkFlagsMutuallyExclusive("auto-connect", "browser-url")

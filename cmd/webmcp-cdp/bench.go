@@ -77,5 +77,6 @@ func newBench() *cobra.Command {
 	cmd.Flags().MarkHidden("forward-http-stateless")
 	cmd.Flags().StringVar(&grid, "selenium", "", "the Selenium Grid of the grid rows, with at least three free slots (default $"+envSeleniumURL+"; without either they are skipped)")
 	cmd.Flags().StringSliceVar(&rows, "rows", nil, "measure only these groups of rows: "+strings.Join(bench.RowGroups, ", ")+" (all when empty)")
+	oneOf(cmd.Flags(), "rows", bench.RowGroups)
 	return cmd
 }

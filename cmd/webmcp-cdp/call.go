@@ -80,6 +80,6 @@ func newCall() *cobra.Command {
 			return nil
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, true)
 	return cmd
 }

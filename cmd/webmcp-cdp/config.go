@@ -279,15 +279,10 @@ func valueError(f *pflag.Flag, v string, err error) error {
 // allFlags lists the flag names of every command under root.
 func allFlags(root *cobra.Command) map[string]bool {
 	names := map[string]bool{}
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
+	eachCommand(root, func(c *cobra.Command) {
 		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
 			fs.VisitAll(func(f *pflag.Flag) { names[f.Name] = true })
 		}
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(root)
+	})
 	return names
 }

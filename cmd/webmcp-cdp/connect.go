@@ -60,7 +60,7 @@ func newConnect() *cobra.Command {
 	fs.StringVar(&opts.Token, "token", "", "the token (JWT) for the relay (default $"+tokenEnv+")")
 	fs.StringVar(&opts.Extension, "extension", "", "the browser to connect to: an id or a name the relay lists (default: the only one)")
 	fs.BoolVar(&opts.Dial.Insecure, "insecure", false, "allow ws:// to a relay that is not on this machine (the token then crosses the network in the clear)")
-	fs.StringVar(&dialogs, "dialogs", "fail", "a page dialog during a call, when the client cannot be asked (no elicitation): accept, dismiss, or fail (dismiss it and return an error)")
+	registerDialogs(fs, &dialogs)
 	_ = cmd.MarkFlagRequired("relay")
 	return cmd
 }

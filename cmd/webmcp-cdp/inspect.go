@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
@@ -20,23 +22,36 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
-// ciFlags are the flags of CI mode (inspect, call, test): launch's and
-// serve's (--settle among them), and how long to wait for a page's tools.
+// ciFlags are the flags of CI mode (inspect, call, test): launch's, the
+// page flags (--settle among them), the call flags where tools are called,
+// and how long to wait for a page's tools.
 type ciFlags struct {
 	lf      launchFlags
 	sf      serveFlags
 	timeout time.Duration
 }
 
-func (f *ciFlags) register(cmd *cobra.Command) {
+// register adds CI mode's flags to cmd, the call flags when calls is set
+// (call and test). The serving flags, which CI mode does not take, keep
+// their defaults, but for the state directory: CI mode keeps cached tools in
+// memory and never touches the user's state file.
+func (f *ciFlags) register(cmd *cobra.Command, calls bool) {
+	fs := cmd.Flags()
 	f.lf.register(cmd)
-	// CI mode is always headless.
-	cmd.Flags().MarkHidden("headless")
-	f.sf.register(cmd.Flags())
-	cmd.Flags().DurationVar(&f.timeout, "timeout", 10*time.Second, "longest wait for a page to load and its tools to settle")
-	cmd.Flags().DurationVar(&f.timeout, "settle-timeout", 10*time.Second, "the former name of --timeout")
-	cmd.Flags().MarkDeprecated("settle-timeout", "use --timeout")
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	fs.MarkDeprecated("headless", "CI mode is always headless")
+	f.sf.pageFlags.register(fs)
+	// Defaults only: no command line reaches this set.
+	defaults := pflag.NewFlagSet("defaults", pflag.ContinueOnError)
+	if calls {
+		f.sf.callFlags.register(fs)
+	} else {
+		f.sf.callFlags.register(defaults)
+	}
+	f.sf.registerServing(defaults)
+	f.sf.stateDir = ""
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "longest wait for a page to load and its tools to settle")
+	fs.DurationVar(&f.timeout, "settle-timeout", 10*time.Second, "the former name of --timeout")
+	fs.MarkDeprecated("settle-timeout", "use --timeout")
 }
 
 // usageError makes err exit with status 2, CI mode's status for a bad
@@ -174,9 +189,12 @@ func (b *ciBrowser) openError(err error) error {
 	return usageError(err)
 }
 
+// outputFormats are the values of inspect's and test's --format.
+func outputFormats() []string { return []string{"text", "json"} }
+
 // checkFormat checks a --format value.
 func checkFormat(format string) error {
-	if format != "text" && format != "json" {
+	if !slices.Contains(outputFormats(), format) {
 		return usageError(fmt.Errorf("--format %q: use text or json", format))
 	}
 	return nil
@@ -258,9 +276,10 @@ func newInspect() *cobra.Command {
 			return nil
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tools and findings as one JSON object (--format json)")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	oneOf(cmd.Flags(), "format", outputFormats())
 	cmd.Flags().StringArrayVar(&waitFor, "wait-for-tool", nil, "wait (up to --timeout) until the page serves this tool, by the page's own name; repeatable")
 	return cmd
 }

@@ -31,6 +31,7 @@ func (f *launchFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.chrome, "chrome", "", "browser executable (default $CHROME_PATH, then Chrome, Chrome for Testing, Chromium, Edge or Brave of --channel at their usual install paths, then on PATH)")
 	fs.Var(&f.channel, "channel", "release channel to look for when --chrome is not given: stable, beta, dev or canary")
+	oneOf(fs, "channel", cdp.Channels())
 	fs.BoolVar(&f.headless, "headless", false, "force headless mode (default: headful when a display exists, headless otherwise)")
 	fs.StringVar(&f.userDataDir, "user-data-dir", "", "browser profile directory (default: a fresh temporary profile, removed on exit)")
 	fs.StringArrayVar(&f.chromeArgs, "chrome-arg", nil, "extra browser flag, repeatable (e.g. --chrome-arg=--enable-features=WebMCP)")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,12 +19,15 @@ import (
 // the MCP stdio transport), the full text form at --log-level debug, and
 // the full log at debug level in --log-file.
 
+// logLevels are the values --log-level takes (in any case).
+func logLevels() []string { return []string{"debug", "info", "warn", "error"} }
+
 // newLogger returns the logger for --log-level level and --log-file path
 // (empty: none). The file stays open for the life of the process (its
 // writes are not buffered: nothing is lost at exit).
 func newLogger(stderr io.Writer, level, path string) (*slog.Logger, error) {
 	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
+	if !slices.Contains(logLevels(), strings.ToLower(level)) || l.UnmarshalText([]byte(level)) != nil {
 		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
 	}
 	var h slog.Handler

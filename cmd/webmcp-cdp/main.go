@@ -208,11 +208,19 @@ func newRoot() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().StringVar(&level, "log-level", "info", "log level: debug, info, warn or error; logs go to stderr, one short line each (full lines at debug)")
+	oneOf(root.PersistentFlags(), "log-level", logLevels())
 	root.PersistentFlags().StringVar(&logFile, "log-file", "", "also write the full log, at debug level, to `FILE` (appended)")
 	root.PersistentFlags().String(configFlag, "", "read flags from a YAML or JSON `FILE` keyed by flag name (see the end of --help)")
 	root.SetUsageTemplate(root.UsageTemplate() + configHelp)
-	root.AddCommand(newLaunch(), newAttach(), newDemo(), newPolyfill(), newVersion(), newBench())
+	// Inherited by every command: a bad flag exits 2, and a flag of other
+	// commands names them (flagerror.go).
+	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(newLaunch(), newAttach(), newDemo(), newPolyfill(), newVersion(), newBench(), newMan())
 	root.AddCommand(newInspect(), newCall(), newTest())
 	root.AddCommand(newRelay(), newConnect())
+	// cobra's `completion bash|zsh|fish|powershell`, made now rather than
+	// at Execute so that the docs and the tests see it.
+	root.InitDefaultCompletionCmd()
+	completeValues(root)
 	return root
 }

@@ -93,10 +93,11 @@ func newTest() *cobra.Command {
 			return nil
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, true)
 	cmd.Flags().StringVar(&junit, "junit", "", "also write the results as JUnit XML to this file")
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "URL that relative page URLs resolve against (overrides the spec's base and serve)")
 	cmd.Flags().StringVar(&format, "format", "text", "output: text (each check as it runs), or json (one JSON report on stdout; the progress goes to stderr)")
+	oneOf(cmd.Flags(), "format", outputFormats())
 	return cmd
 }
 

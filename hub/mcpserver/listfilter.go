@@ -44,18 +44,23 @@ type ListPolicy struct {
 	Max int
 }
 
+// ListModes are the values --list takes, the default first (shell
+// completion offers them).
+func ListModes() []string { return []string{"all", "active", "active+cached"} }
+
 // ParseListPolicy reads the --list and --max-listed-tools flags: mode is
 // "all", "active" or "active+cached". own is the number of the server's own
 // tools (OwnToolCount): they are always listed and count against the cap,
 // so a cap below it could not be kept and is refused.
 func ParseListPolicy(mode string, max, own int) (ListPolicy, error) {
 	var p ListPolicy
-	switch mode {
-	case "", "all":
+	modes := ListModes()
+	switch {
+	case mode == "" || mode == modes[0]:
 		p.Mode = ListAll
-	case "active":
+	case mode == modes[1]:
 		p.Mode = ListActive
-	case "active+cached":
+	case mode == modes[2]:
 		p.Mode, p.Cached = ListActive, true
 	default:
 		return p, fmt.Errorf("--list %q: want all, active or active+cached", mode)

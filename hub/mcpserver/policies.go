@@ -1,6 +1,9 @@
 package mcpserver
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // The person-in-the-loop policies of --dialogs and --confirm (hitl.go runs
 // them).
@@ -33,10 +36,21 @@ const (
 	ConfirmWrites ConfirmPolicy = "writes"
 )
 
+// DialogPolicies are the values --dialogs takes (shell completion offers
+// them).
+func DialogPolicies() []DialogPolicy {
+	return []DialogPolicy{DialogsFail, DialogsAccept, DialogsDismiss}
+}
+
+// ConfirmPolicies are the values --confirm takes (shell completion offers
+// them).
+func ConfirmPolicies() []ConfirmPolicy {
+	return []ConfirmPolicy{ConfirmNone, ConfirmConsequential, ConfirmWrites}
+}
+
 // ParseDialogPolicy checks a --dialogs value.
 func ParseDialogPolicy(s string) (DialogPolicy, error) {
-	switch p := DialogPolicy(s); p {
-	case DialogsFail, DialogsAccept, DialogsDismiss:
+	if p := DialogPolicy(s); slices.Contains(DialogPolicies(), p) {
 		return p, nil
 	}
 	return "", fmt.Errorf("--dialogs %q: use accept, dismiss or fail", s)
@@ -44,8 +58,7 @@ func ParseDialogPolicy(s string) (DialogPolicy, error) {
 
 // ParseConfirmPolicy checks a --confirm value.
 func ParseConfirmPolicy(s string) (ConfirmPolicy, error) {
-	switch p := ConfirmPolicy(s); p {
-	case ConfirmNone, ConfirmConsequential, ConfirmWrites:
+	if p := ConfirmPolicy(s); slices.Contains(ConfirmPolicies(), p) {
 		return p, nil
 	}
 	return "", fmt.Errorf("--confirm %q: use consequential, writes or none", s)

@@ -81,15 +81,23 @@ for p in $platforms; do
 done
 
 # The launcher: every platform package an optional dependency of exactly
-# this version, whichever were built here.
+# this version, whichever were built here; and the manual pages (`npm i -g`
+# puts them where man looks), written by this machine's build, dated by the
+# commit so the tarball does not change from one run to the next.
 dir="$stage/webmcp-cdp"
 cp -R "$here/webmcp-cdp" "$dir"
 cp "$root/LICENSE" "$dir/"
+echo "writing the manual pages" >&2
+(cd "$root" && SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)} \
+  go run -trimpath -buildvcs=false -ldflags "-X main.stamped=v$version" ./cmd/webmcp-cdp man "$dir/man")
 PKG_VERSION=$version PKG_PLATFORMS=$all node -e '
   const fs = require("fs");
   const file = process.argv[1];
   const pkg = JSON.parse(fs.readFileSync(file, "utf8"));
   pkg.version = process.env.PKG_VERSION;
+  const pages = fs.readdirSync(require("path").join(file, "..", "man")).filter((f) => f.endsWith(".1")).sort();
+  pkg.man = pages.map((f) => `man/${f}`);
+  pkg.files.push(...pkg.man);
   pkg.optionalDependencies = {};
   for (const p of process.env.PKG_PLATFORMS.split(" ")) {
     pkg.optionalDependencies[`webmcp-cdp-${p}`] = process.env.PKG_VERSION;
