@@ -29,7 +29,7 @@ func NewAsker(call func(ctx context.Context, name string, args json.RawMessage) 
 	if callTimeout <= 0 {
 		callTimeout = 30 * time.Second
 	}
-	return &Asker{h: newHITL(call, callTimeout)}
+	return &Asker{h: newHITL(call, callTimeout, 0)}
 }
 
 // AskedCall is one tools/call for an Asker: a first call, or a retry that

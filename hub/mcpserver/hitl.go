@@ -97,14 +97,18 @@ type hitl struct {
 	key     []byte
 	call    callFunc
 	timeout time.Duration // the calls' --call-timeout
+	gather  time.Duration // Options.QuestionGather
 	mu      sync.Mutex
 	pending map[string]*pendingCall
 }
 
-func newHITL(call callFunc, timeout time.Duration) *hitl {
+func newHITL(call callFunc, timeout, gather time.Duration) *hitl {
 	k := make([]byte, 32)
 	rand.Read(k)
-	return &hitl{key: k, call: call, timeout: timeout, pending: make(map[string]*pendingCall)}
+	if gather <= 0 {
+		gather = defaultGather
+	}
+	return &hitl{key: k, call: call, timeout: timeout, gather: gather, pending: make(map[string]*pendingCall)}
 }
 
 // state signs a pending call's id: the client echoes it back, and an

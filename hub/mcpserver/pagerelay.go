@@ -37,11 +37,10 @@ const (
 	// maxPageQuestions bounds the questions one page session may have
 	// waiting; more are refused at once.
 	maxPageQuestions = 8
-	// gatherWindow is how long after a question further ones are
-	// awaited to go into the same input-required result: a page asks
+	// defaultGather is Options.QuestionGather's default: a page asks
 	// several questions at once by sending them together, and they reach
 	// the hub within a few milliseconds of each other.
-	gatherWindow = 30 * time.Millisecond
+	defaultGather = 30 * time.Millisecond
 	// inputKeyMeta is the _meta key under which a page may name its
 	// question (the key of the client's inputRequests and inputResponses).
 	inputKeyMeta = "webmcp-cdp/inputKey"
@@ -117,14 +116,14 @@ func encodeAnswer(r mcp.InputResponse) questionAnswer {
 // lacks a capability one needs: then the request ends with -32021.
 func (h *hitl) questionsArrived(ctx context.Context, pc *pendingCall, first *pageQuestion) (outcome, error) {
 	batch := []*pageQuestion{first}
-	timer := time.NewTimer(gatherWindow)
+	timer := time.NewTimer(h.gather)
 	defer timer.Stop()
 gather:
 	for len(batch) < maxPageQuestions {
 		select {
 		case q := <-pc.questions:
 			batch = append(batch, q)
-			timer.Reset(gatherWindow)
+			timer.Reset(h.gather)
 		case <-timer.C:
 			break gather
 		case <-ctx.Done():

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,7 +90,9 @@ func TestPageQuestions(t *testing.T) {
 	defer cancel()
 	h := hub.New(&fakeBrowser{}, hub.Options{})
 	h.TabOpened("T1", origin+"/", "asker")
-	s := mcpserver.New(ctx, h, mcpserver.Options{})
+	// The page server sends its two questions together; on a loaded machine
+	// they may reach the hub more than the default 30 ms apart.
+	s := mcpserver.New(ctx, h, mcpserver.Options{QuestionGather: 500 * time.Millisecond})
 	h.PageServer(core.Source{Key: "doc#mcpb:t:mcp-default", Tab: "T1", Origin: origin, URL: origin + "/", Backend: core.BackendMCPB},
 		newMemPage(t, ctx, "t:mcp-default", askingServer()))
 	name := site + "_ask"

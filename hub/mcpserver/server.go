@@ -53,6 +53,11 @@ type Options struct {
 	// CallTimeout is how long a call, or a question to the client, may wait
 	// (default 30 s).
 	CallTimeout time.Duration
+	// QuestionGather is how long after a page server's question to the
+	// client further ones are awaited to go into the same input-required
+	// result (default 30 ms: questions a page sends together reach the hub
+	// within a few milliseconds of each other).
+	QuestionGather time.Duration
 	// FirstList, when set, holds every client's first tools/list until it
 	// is closed (see ToolSetOptions.FirstList); cmd/webmcp-cdp closes it
 	// once the start pages' tools have settled.
@@ -133,7 +138,7 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		opts.CallTimeout = 30 * time.Second
 	}
 	s := &Server{
-		hitl:   newHITL(h.Call, opts.CallTimeout),
+		hitl:   newHITL(h.Call, opts.CallTimeout, opts.QuestionGather),
 		hub:    h,
 		opts:   opts,
 		logger: opts.Logger,
