@@ -132,9 +132,9 @@ func launchGrid() *testGrid {
 	// The hub and node recipes of docs/remote.md, as written but for the
 	// ports, the paths of the browser and the driver, and what the tests
 	// need: headless browsers, a short idle timeout, a new session that
-	// waits 15 s for a free slot, not 300 (a first session on a busy
-	// machine takes a few seconds), and one no node can ever take refused
-	// at once.
+	// waits 30 s for a free slot, not 300 (a first session takes a few
+	// seconds, two at once on a 2-core machine at load 30 took over 15),
+	// and one no node can ever take refused at once.
 	hubConf, err := docRecipe("remote-grid-hub")
 	if err != nil {
 		g.err = err
@@ -148,7 +148,7 @@ func launchGrid() *testGrid {
 	events := strings.NewReplacer(`"tcp://127.0.0.1:4442"`, fmt.Sprintf(`"tcp://127.0.0.1:%d"`, pub), `"tcp://127.0.0.1:4443"`, fmt.Sprintf(`"tcp://127.0.0.1:%d"`, sub))
 	hubConf = events.Replace(strings.Replace(hubConf, "port = 4444", "port = "+strconv.Itoa(hub), 1))
 	roles := []string{"hub"}
-	configs := []string{hubConf + "[sessionqueue]\nsession-request-timeout = 15\n[distributor]\nreject-unsupported-caps = true\n"}
+	configs := []string{hubConf + "[sessionqueue]\nsession-request-timeout = 30\n[distributor]\nreject-unsupported-caps = true\n"}
 	for range 2 {
 		n := port()
 		g.nodes = append(g.nodes, "http://127.0.0.1:"+strconv.Itoa(n))
@@ -322,6 +322,31 @@ func (g *testGrid) newSession(t testing.TB) string {
 	}
 	t.Cleanup(func() { g.do("DELETE", "/session/"+created.SessionID, nil, nil) })
 	return created.SessionID
+}
+
+// heldSession is newSession, kept from the nodes' idle timeout
+// (gridSessionTimeout) by a WebDriver command every second until the test
+// ends: a slot it fills stays filled however long the test waits.
+func (g *testGrid) heldSession(t testing.TB) string {
+	t.Helper()
+	id := g.newSession(t)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				g.do("GET", "/session/"+id+"/url", nil, nil)
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done }) // (before newSession's DELETE)
+	return id
 }
 
 // waitNoSessions waits (at most d) until the Grid has no session.

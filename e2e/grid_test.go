@@ -194,8 +194,10 @@ func TestGridSaysNo(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.full {
-				g.newSession(t)
-				g.newSession(t)
+				// Held: the launch below waits for a slot longer than the
+				// nodes' idle timeout.
+				g.heldSession(t)
+				g.heldSession(t)
 			}
 			cmd := exec.Command(binary, append([]string{"launch", "--headless", "--state-dir", ""}, tc.args...)...)
 			cmd.Env = append(os.Environ(), tc.env...)
