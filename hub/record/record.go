@@ -1,0 +1,492 @@
+// Package record writes the page-tool calls of a session as a spec of
+// `webmcp-cdp test` (docs/ci-spec.md), so that what an agent did on a site
+// becomes the site's regression test.
+//
+// A Recorder is told of every finished call of a page tool by the hub
+// (hub.ObserveCalls), and of the tab tools that change tabs by the MCP
+// server (TabOpened, TabReloaded, TabClosed). Calls are grouped into the
+// spec's pages by tab: a call into another tab, or into a tab that was
+// reloaded, opened or closed since, or whose URL changed, starts a new page,
+// which `test` opens in a fresh tab. Each call becomes a step with the
+// tool's page name, its arguments, and a snapshot of its result: the text,
+// or for text that is a JSON object or array the parsed value.
+//
+// Secrets never reach the file: an argument whose schema property has
+// format password, or whose name looks like a secret's (SecretName), is
+// written as a ${NAME} placeholder, NAME is listed under secrets: at the
+// top, and the value is taken out of the results' snapshots as well.
+//
+// With a file (Options.File) the spec is written as the session goes: the
+// whole spec again after every call, to a temporary file renamed over the
+// old one, so that the file is valid YAML at every moment and a crash loses
+// at most the call in flight (docs/decisions/2026-11-28-record.md). Without
+// one, the last calls are kept in memory only, for the status page's
+// download (WriteSpec).
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxSteps         = 1000
+	DefaultMaxSnapshotBytes = 64 << 10
+	DefaultMaxFileBytes     = 16 << 20
+	DefaultRing             = 200
+)
+
+// Options configures a Recorder. Zero values take the defaults.
+type Options struct {
+	// File is where the spec is written; empty keeps the calls in memory
+	// only.
+	File string
+	// MaxSteps bounds the calls written to File; later calls are left out
+	// (and logged once).
+	MaxSteps int
+	// MaxSnapshotBytes bounds a result's snapshot: a longer result is
+	// checked for its isError only (and logged).
+	MaxSnapshotBytes int
+	// MaxFileBytes bounds File: a call that would make it longer ends the
+	// recording, as MaxSteps does.
+	MaxFileBytes int
+	// Ring is how many of the last calls are kept in memory for WriteSpec.
+	Ring int
+	// Logger receives the log (default slog.Default()).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now); tests set it.
+	Now func() time.Time
+}
+
+// Recorder records a session's calls. Its methods are safe for concurrent
+// use.
+type Recorder struct {
+	opts   Options
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	secrets secrets
+	file    []event // what File holds
+	ring    []event // the last events, for WriteSpec
+	calls   int     // calls in file
+	stopped bool    // File reached a bound: no more calls go in
+	failed  bool    // the last write failed (logged once)
+}
+
+// event is a call, or a change of a tab.
+type event struct {
+	kind eventKind
+	tab  int
+	url  string
+	step step
+}
+
+type eventKind int
+
+const (
+	evCall eventKind = iota
+	evOpen
+	evReload
+	evClose
+)
+
+// step is a recorded call, secrets already replaced.
+type step struct {
+	tool     string
+	args     any // decoded JSON (decodeJSON); nil for none
+	isError  bool
+	snapshot any    // the text, or a parsed JSON object or array
+	skipped  string // why there is no snapshot
+}
+
+// New returns a Recorder. With a file it writes an empty spec there at
+// once, so that a path that cannot be written fails before the session.
+func New(opts Options) (*Recorder, error) {
+	if opts.MaxSteps <= 0 {
+		opts.MaxSteps = DefaultMaxSteps
+	}
+	if opts.MaxSnapshotBytes <= 0 {
+		opts.MaxSnapshotBytes = DefaultMaxSnapshotBytes
+	}
+	if opts.MaxFileBytes <= 0 {
+		opts.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if opts.Ring <= 0 {
+		opts.Ring = DefaultRing
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	r := &Recorder{opts: opts, logger: opts.Logger}
+	if opts.File != "" {
+		data, err := r.render(nil)
+		if err == nil {
+			err = writeAtomic(opts.File, data)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--record %s: %w", opts.File, err)
+		}
+	}
+	return r, nil
+}
+
+// File is the file written, or "".
+func (r *Recorder) File() string { return r.opts.File }
+
+// Call records a finished call (hub.ObserveCalls).
+func (r *Recorder) Call(d hub.CallDetail) {
+	if d.Page == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.step(d)
+	r.add(event{kind: evCall, tab: d.Tab, url: d.URL, step: st})
+}
+
+// TabOpened records that webmcp_open_tab opened tab n on url.
+func (r *Recorder) TabOpened(n int, url string) { r.tabEvent(evOpen, n, url) }
+
+// TabReloaded records that webmcp_reload_tab reloaded tab n.
+func (r *Recorder) TabReloaded(n int) { r.tabEvent(evReload, n, "") }
+
+// TabClosed records that webmcp_close_tab closed tab n.
+func (r *Recorder) TabClosed(n int) { r.tabEvent(evClose, n, "") }
+
+func (r *Recorder) tabEvent(k eventKind, n int, url string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.add(event{kind: k, tab: n, url: url})
+}
+
+// add appends e to the ring and, while the bounds allow, to the file,
+// which it then writes. r.mu is held.
+func (r *Recorder) add(e event) {
+	r.ring = append(r.ring, e)
+	if len(r.ring) > r.opts.Ring {
+		r.ring = r.ring[len(r.ring)-r.opts.Ring:]
+	}
+	if r.opts.File == "" || r.stopped {
+		return
+	}
+	if e.kind == evCall && r.calls >= r.opts.MaxSteps {
+		r.stop(fmt.Sprintf("it holds %d calls, the most --record keeps", r.calls))
+		return
+	}
+	r.file = append(r.file, e)
+	data, err := r.render(r.file)
+	if err == nil && len(data) > r.opts.MaxFileBytes {
+		r.file = r.file[:len(r.file)-1]
+		r.stop(fmt.Sprintf("the next call would make it longer than %d bytes", r.opts.MaxFileBytes))
+		return
+	}
+	if e.kind == evCall {
+		r.calls++
+	}
+	if err == nil {
+		err = writeAtomic(r.opts.File, data)
+	}
+	if err != nil {
+		if !r.failed {
+			r.logger.Warn("cannot write the recorded session; trying again at the next call", "file", r.opts.File, "err", err)
+		}
+		r.failed = true
+		return
+	}
+	if r.failed {
+		r.logger.Info("the recorded session is written again", "file", r.opts.File)
+		r.failed = false
+	}
+}
+
+// stop ends the recording into the file, saying why. r.mu is held.
+func (r *Recorder) stop(why string) {
+	r.stopped = true
+	r.logger.Warn("recording stopped: later calls are not written to the file (the status page still offers the last ones)", "file", r.opts.File, "why", why)
+}
+
+// step makes the step of a call. r.mu is held (for the secrets).
+func (r *Recorder) step(d hub.CallDetail) step {
+	st := step{tool: d.Page, isError: d.Result.IsError}
+	if len(bytes.TrimSpace(d.Args)) > 0 && string(d.Args) != "null" {
+		var schema map[string]any
+		if len(d.Schema) > 0 {
+			json.Unmarshal(d.Schema, &schema) // a bad schema redacts by names only
+		}
+		if args, err := decodeJSON(d.Args); err == nil {
+			st.args = r.secrets.redact(args, schema)
+		} else {
+			st.args = map[string]any{}
+		}
+	}
+	text := resultText(d.Result)
+	if len(text) > r.opts.MaxSnapshotBytes {
+		st.skipped = fmt.Sprintf("result of %d bytes, over the %d of a snapshot", len(text), r.opts.MaxSnapshotBytes)
+		r.logger.Warn("a recorded call's result is too long to snapshot; its step checks isError only", "tool", d.Page, "bytes", len(text), "max", r.opts.MaxSnapshotBytes)
+		return st
+	}
+	st.snapshot = Snapshot(r.secrets.scrub(text))
+	return st
+}
+
+// resultText joins a result's text blocks with newlines, as `test` reads a
+// result.
+func resultText(o core.Outcome) string {
+	var parts []string
+	for _, b := range o.Content {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Snapshot is what a result's text is stored as: the parsed value when the
+// text is a JSON object or array, else the text itself.
+func Snapshot(text string) any {
+	t := strings.TrimSpace(text)
+	if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+		if v, err := decodeJSON([]byte(t)); err == nil {
+			return v
+		}
+	}
+	return text
+}
+
+// decodeJSON decodes one JSON value. Whole numbers that fit are int64 (so
+// that 12345678901 is written as it was), other numbers float64: the YAML
+// library writes both as YAML numbers.
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("more than one JSON value")
+	}
+	return numbers(v), nil
+}
+
+// numbers turns the json.Numbers of v into int64 or float64.
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbers(e)
+		}
+	}
+	return v
+}
+
+// WriteSpec writes the last calls of the session (up to Options.Ring
+// events) as a spec.
+func (r *Recorder) WriteSpec(w io.Writer) error {
+	r.mu.Lock()
+	data, err := r.render(r.ring)
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// writeAtomic writes data to a temporary file beside path and renames it
+// over path, so that path holds the old or the new spec, never a part.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// specOut is a spec as written, in the field order of docs/ci-spec.md.
+type specOut struct {
+	Secrets []string  `yaml:"secrets,omitempty"`
+	Base    string    `yaml:"base,omitempty"`
+	Lint    string    `yaml:"lint"`
+	Pages   []pageOut `yaml:"pages"`
+}
+
+type pageOut struct {
+	Name  string    `yaml:"name,omitempty"`
+	URL   string    `yaml:"url"`
+	Calls []callOut `yaml:"calls"`
+}
+
+type callOut struct {
+	Name   string    `yaml:"name"`
+	Tool   string    `yaml:"tool"`
+	Args   any       `yaml:"args,omitempty"`
+	Expect expectOut `yaml:"expect"`
+}
+
+type expectOut struct {
+	IsError  *bool `yaml:"isError,omitempty"`
+	Snapshot any   `yaml:"snapshot,omitempty"`
+}
+
+// render writes events as a spec. r.mu is held.
+func (r *Recorder) render(events []event) ([]byte, error) {
+	out := specOut{Lint: "off", Pages: []pageOut{}}
+	gen := make(map[int]int) // tab -> its opens, reloads and closes
+	type pageKey struct {
+		tab, gen int
+		url      string
+	}
+	var cur *pageKey
+	var base *url.URL
+	n := 0
+	used := make(map[string]bool)
+	for _, e := range events {
+		if e.kind != evCall {
+			gen[e.tab]++
+			continue
+		}
+		k := pageKey{e.tab, gen[e.tab], e.url}
+		if cur == nil || *cur != k {
+			if base == nil {
+				base = originOf(e.url)
+			}
+			p := pageOut{URL: relative(base, e.url)}
+			if cur != nil && cur.tab == k.tab && cur.url == k.url {
+				p.Name = fmt.Sprintf("%s (tab %d again: reloaded, or used after another tab)", p.URL, k.tab)
+			}
+			out.Pages = append(out.Pages, p)
+			cur = &k
+		}
+		n++
+		st := e.step
+		c := callOut{Name: fmt.Sprintf("step %d: %s", n, st.tool), Tool: st.tool, Args: st.args}
+		if st.isError {
+			t := true
+			c.Expect.IsError = &t
+		}
+		if st.skipped != "" {
+			c.Name += " (" + st.skipped + ": not snapshotted)"
+		} else {
+			c.Expect.Snapshot = st.snapshot
+		}
+		collectPlaceholders(st.args, used)
+		collectPlaceholders(st.snapshot, used)
+		p := &out.Pages[len(out.Pages)-1]
+		p.Calls = append(p.Calls, c)
+	}
+	for _, name := range r.secrets.names {
+		if used[name] {
+			out.Secrets = append(out.Secrets, name)
+		}
+	}
+	if base != nil {
+		out.Base = base.String()
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# A session recorded by webmcp-cdp (%d calls, %s). Run it with: webmcp-cdp test FILE\n", n, r.opts.Now().UTC().Format(time.RFC3339))
+	b.WriteString("# Snapshots are compared structurally; mark values that change from run to run with\n")
+	b.WriteString("# ignore: [$.path] or matches: {$.path: regexp}, and refresh them with: webmcp-cdp test FILE --update\n")
+	if len(out.Secrets) > 0 {
+		b.WriteString("# secrets: each ${NAME} stands for a value not written here; set NAME in the environment.\n")
+	}
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(out); err != nil {
+		return nil, fmt.Errorf("writing the spec: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("writing the spec: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// collectPlaceholders notes the ${NAME}s in the strings of v.
+func collectPlaceholders(v any, used map[string]bool) {
+	switch x := v.(type) {
+	case string:
+		for {
+			i := strings.Index(x, "${")
+			if i < 0 {
+				return
+			}
+			j := strings.IndexByte(x[i:], '}')
+			if j < 0 {
+				return
+			}
+			used[x[i+2:i+j]] = true
+			x = x[i+j+1:]
+		}
+	case map[string]any:
+		for _, e := range x {
+			collectPlaceholders(e, used)
+		}
+	case []any:
+		for _, e := range x {
+			collectPlaceholders(e, used)
+		}
+	}
+}
+
+// originOf is the origin of a URL as a base (scheme://host/), or nil for a
+// URL without one (about:blank, data:).
+func originOf(raw string) *url.URL {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil
+	}
+	return &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}
+}
+
+// relative writes raw relative to base when it has base's origin, so that
+// --base-url can move the spec to another server; else as it is.
+func relative(base *url.URL, raw string) string {
+	u, err := url.Parse(raw)
+	if base == nil || err != nil || u.Scheme != base.Scheme || u.Host != base.Host {
+		return raw
+	}
+	rel := (&url.URL{Path: strings.TrimPrefix(u.Path, "/"), RawQuery: u.RawQuery, Fragment: u.Fragment}).String()
+	if rel == "" || strings.HasPrefix(rel, "?") || strings.HasPrefix(rel, "#") {
+		rel = "./" + rel
+	}
+	return rel
+}
