@@ -17,6 +17,7 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/record"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 
@@ -57,6 +58,9 @@ type serveFlags struct {
 	// viewport is launch's --viewport (attach leaves the user's tabs
 	// their size).
 	viewport viewportValue
+	// record is --record: the file the session's calls are written to as
+	// a spec of webmcp-cdp test.
+	record string
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -83,6 +87,20 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.cacheTTL, "cache-ttl", time.Hour, "forget cached tools not seen on an open page for this long (applied at start)")
 	fs.StringVar(&f.userAgent, "user-agent", "", "the user agent that pages see (navigator.userAgent and the User-Agent header), in every tab followed")
 	fs.BoolVar(&f.ignoreHTTPSErrors, "ignore-https-errors", false, "load pages whose certificate is not valid (self-signed local dev certificates); browser-wide, also when attaching")
+	fs.StringVar(&f.record, "record", "", "write every page-tool call of the session to this file, as it goes, as a spec that webmcp-cdp test replays (secrets as ${NAME} placeholders; see docs/ci-spec.md)")
+}
+
+// recorder returns the recorder of --record, or nil without it.
+func (f *serveFlags) recorder(logger *slog.Logger) (*record.Recorder, error) {
+	if f.record == "" {
+		return nil, nil
+	}
+	r, err := record.New(record.Options{File: f.record, Logger: logger})
+	if err != nil {
+		return nil, usageError(err)
+	}
+	logger.Info("recording the session's calls as a spec", "file", f.record)
+	return r, nil
 }
 
 func (f *serveFlags) check() (polyfill.Backend, error) {
@@ -221,6 +239,9 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 	opts := f.serverOptions(logger)
 	if !f.noTabTools {
 		opts.Tabs = b
+	}
+	if opts.Recorder, err = f.recorder(logger); err != nil {
+		return nil, err
 	}
 	firstList := make(chan struct{})
 	opts.FirstList = firstList
