@@ -63,7 +63,9 @@ func UpdateSnapshots(path string, ups []SnapshotUpdate) error {
 		if err := nn.Encode(u.New); err != nil {
 			return fmt.Errorf("writing the snapshot of %s: %w", u.Name, err)
 		}
-		nn.HeadComment, nn.LineComment, nn.FootComment = n.HeadComment, n.LineComment, n.FootComment
+		// A comment above the snapshot stays; one beside it (on its last
+		// line) would land elsewhere once the value spans other lines.
+		nn.HeadComment = n.HeadComment
 		*n = nn
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
