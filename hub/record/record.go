@@ -81,19 +81,33 @@ type Recorder struct {
 
 	mu      sync.Mutex
 	secrets secrets
-	file    []event // what File holds
-	ring    []event // the last events, for WriteSpec
-	calls   int     // calls in file
-	stopped bool    // File reached a bound: no more calls go in
-	failed  bool    // the last write failed (logged once)
+	file    []*event // what File holds
+	ring    []*event // the last events, for WriteSpec (shared with file)
+	calls   int      // calls in file
+	stopped bool     // File reached a bound: no more calls go in
+	failed  bool     // the last write failed (logged once)
 }
 
-// event is a call, or a change of a tab.
+// event is a call, or a change of a tab. A call is kept as the hub told
+// it (raw) until it is written: then it is made a step, once (ready). So a
+// session without --record pays for the ring only, not for redacting and
+// parsing every call.
 type event struct {
-	kind eventKind
-	tab  int
-	url  string
-	step step
+	kind  eventKind
+	tab   int
+	url   string
+	raw   rawCall
+	step  step
+	ready bool
+}
+
+// rawCall is a call as the hub told it, its result's text bounded.
+type rawCall struct {
+	tool         string
+	args, schema json.RawMessage
+	text         string
+	isError      bool
+	over         int // the result's length when over MaxSnapshotBytes (text is then empty)
 }
 
 type eventKind int
@@ -156,10 +170,13 @@ func (r *Recorder) Call(d hub.CallDetail) {
 	if d.Page == "" {
 		return
 	}
+	raw := rawCall{tool: d.Page, args: bytes.Clone(d.Args), schema: d.Schema, isError: d.Result.IsError}
+	if raw.text = resultText(d.Result); len(raw.text) > r.opts.MaxSnapshotBytes {
+		raw.over, raw.text = len(raw.text), ""
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := r.step(d)
-	r.add(event{kind: evCall, tab: d.Tab, url: d.URL, step: st})
+	r.add(&event{kind: evCall, tab: d.Tab, url: d.URL, raw: raw})
 }
 
 // TabOpened records that webmcp_open_tab opened tab n on url.
@@ -174,12 +191,12 @@ func (r *Recorder) TabClosed(n int) { r.tabEvent(evClose, n, "") }
 func (r *Recorder) tabEvent(k eventKind, n int, url string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.add(event{kind: k, tab: n, url: url})
+	r.add(&event{kind: k, tab: n, url: url})
 }
 
 // add appends e to the ring and, while the bounds allow, to the file,
 // which it then writes. r.mu is held.
-func (r *Recorder) add(e event) {
+func (r *Recorder) add(e *event) {
 	r.ring = append(r.ring, e)
 	if len(r.ring) > r.opts.Ring {
 		r.ring = r.ring[len(r.ring)-r.opts.Ring:]
@@ -192,6 +209,7 @@ func (r *Recorder) add(e event) {
 		return
 	}
 	r.file = append(r.file, e)
+	r.ready(e)
 	data, err := r.render(r.file)
 	if err == nil && len(data) > r.opts.MaxFileBytes {
 		r.file = r.file[:len(r.file)-1]
@@ -223,28 +241,34 @@ func (r *Recorder) stop(why string) {
 	r.logger.Warn("recording stopped: later calls are not written to the file (the status page still offers the last ones)", "file", r.opts.File, "why", why)
 }
 
-// step makes the step of a call. r.mu is held (for the secrets).
-func (r *Recorder) step(d hub.CallDetail) step {
-	st := step{tool: d.Page, isError: d.Result.IsError}
-	if len(bytes.TrimSpace(d.Args)) > 0 && string(d.Args) != "null" {
+// ready makes the step of a call event, once. r.mu is held (for the
+// secrets).
+func (r *Recorder) ready(e *event) {
+	if e.kind != evCall || e.ready {
+		return
+	}
+	e.ready = true
+	d := e.raw
+	e.raw = rawCall{}
+	st := step{tool: d.tool, isError: d.isError}
+	if len(bytes.TrimSpace(d.args)) > 0 && string(d.args) != "null" {
 		var schema map[string]any
-		if len(d.Schema) > 0 {
-			json.Unmarshal(d.Schema, &schema) // a bad schema redacts by names only
+		if len(d.schema) > 0 {
+			json.Unmarshal(d.schema, &schema) // a bad schema redacts by names only
 		}
-		if args, err := decodeJSON(d.Args); err == nil {
+		if args, err := decodeJSON(d.args); err == nil {
 			st.args = r.secrets.redact(args, schema)
 		} else {
 			st.args = map[string]any{}
 		}
 	}
-	text := resultText(d.Result)
-	if len(text) > r.opts.MaxSnapshotBytes {
-		st.skipped = fmt.Sprintf("result of %d bytes, over the %d of a snapshot", len(text), r.opts.MaxSnapshotBytes)
-		r.logger.Warn("a recorded call's result is too long to snapshot; its step checks isError only", "tool", d.Page, "bytes", len(text), "max", r.opts.MaxSnapshotBytes)
-		return st
+	if d.over > 0 {
+		st.skipped = fmt.Sprintf("result of %d bytes, over the %d of a snapshot", d.over, r.opts.MaxSnapshotBytes)
+		r.logger.Warn("a recorded call's result is too long to snapshot; its step checks isError only", "tool", d.tool, "bytes", d.over, "max", r.opts.MaxSnapshotBytes)
+	} else {
+		st.snapshot = Snapshot(r.secrets.scrub(d.text))
 	}
-	st.snapshot = Snapshot(r.secrets.scrub(text))
-	return st
+	e.step = st
 }
 
 // resultText joins a result's text blocks with newlines, as `test` reads a
@@ -369,7 +393,7 @@ type expectOut struct {
 }
 
 // render writes events as a spec. r.mu is held.
-func (r *Recorder) render(events []event) ([]byte, error) {
+func (r *Recorder) render(events []*event) ([]byte, error) {
 	out := specOut{Lint: "off", Pages: []pageOut{}}
 	gen := make(map[int]int) // tab -> its opens, reloads and closes
 	type pageKey struct {
@@ -385,6 +409,7 @@ func (r *Recorder) render(events []event) ([]byte, error) {
 			gen[e.tab]++
 			continue
 		}
+		r.ready(e)
 		k := pageKey{e.tab, gen[e.tab], e.url}
 		if cur == nil || *cur != k {
 			if base == nil {

@@ -245,3 +245,30 @@ func TestSecretName(t *testing.T) {
 		}
 	}
 }
+
+// TestRecorderRing: without a file, the last calls are kept in memory,
+// bounded, for the status page.
+func TestRecorderRing(t *testing.T) {
+	r, err := record.New(record.Options{Ring: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"a", "b", "c", "d", "e"} {
+		r.Call(call(1, page, tool, `{"password":"pw-secret-1"}`, "", "ok", false))
+	}
+	var b bytes.Buffer
+	if err := r.WriteSpec(&b); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ci.ParseSpec(b.Bytes())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	var tools []string
+	for _, c := range s.Pages[0].Calls {
+		tools = append(tools, c.Tool)
+	}
+	if strings.Join(tools, "") != "cde" || strings.Contains(b.String(), "pw-secret-1") || strings.Join(s.Secrets, ",") != "PASSWORD" {
+		t.Errorf("tools %v, secrets %v:\n%s", tools, s.Secrets, b.String())
+	}
+}
