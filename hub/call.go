@@ -44,11 +44,15 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) core.
 		}
 	}
 	if len(observers) > 0 && w.tool != "" {
-		d := CallDetail{CallRecord: rec, Page: w.tool, URL: w.url, Args: args, Schema: w.schema, Result: res}
-		if w.tabRef != nil {
+		d := CallDetail{CallRecord: rec, Page: w.tool, URL: w.tabURL, Args: args, Schema: w.schema, Result: res}
+		if d.URL == "" && w.tabRef != nil {
+			// A cached tool's page, opened for the call.
 			h.mu.Lock()
 			d.URL = w.tabRef.url
 			h.mu.Unlock()
+		}
+		if d.URL == "" {
+			d.URL = w.url
 		}
 		for _, o := range observers {
 			o.fn(d)
@@ -57,12 +61,14 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) core.
 	return res
 }
 
-// callWhere is where a call went: the tab (its number, and the tab itself
-// once known), the page's own name of the tool, its document's URL and its
-// inputSchema. A name no page has leaves tool empty.
+// callWhere is where a call went: the tab (its number, the tab itself once
+// known, and its URL when the tool was picked), the page's own name of the
+// tool, its document's URL and its inputSchema. A name no page has leaves
+// tool empty.
 type callWhere struct {
 	tab    int
 	tabRef *tab
+	tabURL string
 	tool   string
 	url    string
 	schema json.RawMessage
@@ -80,6 +86,7 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, w *ca
 	if ok {
 		if len(r.cands) > 0 {
 			c, live = h.pickLocked(r.cands), true
+			w.tabURL = c.tab.url // guarded by h.mu, held here
 		} else {
 			e = *r.entry
 		}
