@@ -35,8 +35,8 @@ func recordSite(t *testing.T) (base string, price *atomic.Int64) {
 
 // TestRecordSession is issue 31's "done when": three calls made by real MCP
 // clients over HTTP (one on the 2025-11-25 revision, with a session, two on
-// 2026-07-28, without) are recorded by --record; `test FILE` replays them
-// in a fresh browser and passes; with the page's server changed so that
+// 2026-07-28, without) are recorded by --record, then a reload of the tab
+// and a fourth call; `test FILE` replays them in a fresh browser and passes; with the page's server changed so that
 // get_price returns another price, `test` exits 1 with a diff naming that
 // step and the page's console error; `test --update` rewrites that snapshot
 // (keeping an ignore mark) and the next `test` passes. The password never
@@ -67,8 +67,18 @@ func TestRecordSession(t *testing.T) {
 	if got := fresh.callOK(name("get_price"), map[string]any{"sku": "A1"}); !strings.Contains(got, `"price":12`) {
 		t.Fatalf("get_price: %q", got)
 	}
-	// Read-only own tools are not recorded.
-	fresh.callOK("webmcp_list_tabs", map[string]any{})
+	// Read-only own tools are not recorded; a reload is, as a new page of
+	// the same URL: the cart is empty again, in the session as in the
+	// replay.
+	tabs := fresh.tabs()
+	if len(tabs) != 1 {
+		t.Fatalf("tabs: %+v", tabs)
+	}
+	fresh.callOK("webmcp_reload_tab", map[string]any{"tab": tabs[0].Tab})
+	fresh.waitFor("the tools back after the reload", hasSuffix("add_item", 1))
+	if got := fresh.callOK(name("add_item"), map[string]any{"name": "chair"}); !strings.Contains(got, `"count":1`) {
+		t.Fatalf("add_item after the reload: %q", got)
+	}
 
 	// The file is written as the session goes: it has the three calls
 	// while webmcp-cdp still runs.
@@ -84,7 +94,7 @@ func TestRecordSession(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the recorded file is not a spec: %v\n%s", err, recorded)
 	}
-	if len(spec.Secrets) != 1 || spec.Secrets[0] != "PASSWORD" || len(spec.Pages) != 1 || len(spec.Pages[0].Calls) != 3 {
+	if len(spec.Secrets) != 1 || spec.Secrets[0] != "PASSWORD" || len(spec.Pages) != 2 || len(spec.Pages[0].Calls) != 3 || len(spec.Pages[1].Calls) != 1 || spec.Pages[1].URL != "record/" {
 		t.Fatalf("recorded spec: secrets %v, %d pages\n%s", spec.Secrets, len(spec.Pages), recorded)
 	}
 	if got := string(spec.Pages[0].Calls[0].Args); got != `{"password":"${PASSWORD}","user":"alice"}` {
@@ -117,7 +127,7 @@ func TestRecordSession(t *testing.T) {
 
 	// Replayed in a fresh browser, it passes.
 	stdout, stderr, code := run(file)
-	if code != 0 || lastLine(stdout) != "4 passed, 0 failed" {
+	if code != 0 || lastLine(stdout) != "6 passed, 0 failed" {
 		t.Fatalf("test exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 
@@ -154,7 +164,7 @@ func TestRecordSession(t *testing.T) {
 			t.Errorf("the failure lacks %q:\n%s", want, stdout)
 		}
 	}
-	if lastLine(stdout) != "3 passed, 1 failed" {
+	if lastLine(stdout) != "5 passed, 1 failed" {
 		t.Errorf("last line %q", lastLine(stdout))
 	}
 	if doc := readJUnit(t, junit); doc.Failures != 1 {
@@ -195,5 +205,29 @@ func TestRecordSession(t *testing.T) {
 	stdout, stderr, code = run(file)
 	if code != 0 {
 		t.Fatalf("test after --update: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// TestRecordStdio: calls over stdio are recorded the same way, and the
+// replay passes.
+func TestRecordStdio(t *testing.T) {
+	base, _ := recordSite(t)
+	file := filepath.Join(t.TempDir(), "stdio.yaml")
+	c := start(t, "launch", "--headless", "--record", file, base+"/record/index.html")
+	tools := c.waitFor("the record fixture's tools", hasSuffix("add_item", 1))
+	add := toolWithSuffix(tools, "add_item")[0]
+	c.callOK(add, map[string]any{"name": "a"})
+	c.callOK(add, map[string]any{"name": "b"})
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := ci.ParseSpec(data)
+	if err != nil || len(spec.Pages) != 1 || len(spec.Pages[0].Calls) != 2 || string(spec.Pages[0].Calls[1].Expect.Snapshot) != `{"count":2,"items":["a","b"]}` {
+		t.Fatalf("recorded (%v):\n%s", err, data)
+	}
+	stdout, stderr, code := ciRun(t, "", "test", file)
+	if code != 0 || lastLine(stdout) != "3 passed, 0 failed" {
+		t.Fatalf("test exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
