@@ -121,6 +121,33 @@ func TestRecorder(t *testing.T) {
 			},
 		},
 		{
+			name:   "URLs: the root, a query, another origin, a page without one",
+			events: calls(call(1, "http://h:1/", "a", "", "", "1", false), call(2, "http://h:1/?q=1", "a", "", "", "1", false), call(3, "https://o.test/p", "a", "", "", "1", false), call(4, "about:blank", "a", "", "", "1", false)),
+			check: func(t *testing.T, s *ci.Spec, _, _ string) {
+				var got []string
+				for _, p := range s.Pages {
+					got = append(got, p.URL)
+				}
+				if s.Base != "http://h:1/" || strings.Join(got, " ") != "./ ./?q=1 https://o.test/p about:blank" {
+					t.Errorf("base %q, urls %v", s.Base, got)
+				}
+				urls, err := s.URLs("http://moved.test/app/")
+				if err != nil || strings.Join(urls, " ") != "http://moved.test/app/ http://moved.test/app/?q=1 https://o.test/p about:blank" {
+					t.Errorf("moved by --base-url: %v %v", urls, err)
+				}
+			},
+		},
+		{
+			name:   "the file bound stops the file and says so",
+			opts:   record.Options{MaxFileBytes: 900},
+			events: calls(call(1, page, "a", "", "", strings.Repeat("y", 200), false), call(1, page, "a", "", "", strings.Repeat("z", 600), false)),
+			check: func(t *testing.T, s *ci.Spec, file, log string) {
+				if n := len(s.Pages[0].Calls); n != 1 || len(file) > 900 || !strings.Contains(log, "longer than 900 bytes") {
+					t.Errorf("%d calls, %d bytes, log %s", n, len(file), log)
+				}
+			},
+		},
+		{
 			name:   "an error result expects isError",
 			events: calls(call(1, page, "fail", `{}`, "", "boom", true)),
 			check: func(t *testing.T, s *ci.Spec, _, _ string) {
@@ -189,7 +216,7 @@ func TestRecorder(t *testing.T) {
 			tt.check(t, s, string(data), log.String())
 			// The status page's copy is the same spec.
 			var b bytes.Buffer
-			if err := r.WriteSpec(&b); err != nil || (tt.opts.MaxSteps == 0 && b.String() != string(data)) {
+			if err := r.WriteSpec(&b); err != nil || (tt.opts.MaxSteps == 0 && tt.opts.MaxFileBytes == 0 && b.String() != string(data)) {
 				t.Errorf("WriteSpec (%v) differs from the file:\n%s", err, b.String())
 			}
 		})
@@ -270,5 +297,45 @@ func TestRecorderRing(t *testing.T) {
 	}
 	if strings.Join(tools, "") != "cde" || strings.Contains(b.String(), "pw-secret-1") || strings.Join(s.Secrets, ",") != "PASSWORD" {
 		t.Errorf("tools %v, secrets %v:\n%s", tools, s.Secrets, b.String())
+	}
+}
+
+// TestRecorderConcurrent: calls from many goroutines at once all reach the
+// file, which stays a spec (run with -race).
+func TestRecorderConcurrent(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "s.yaml")
+	r, err := record.New(record.Options{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 20 {
+				r.Call(call(g+1, page, "a", `{"i":1}`, "", `{"n":1}`, false))
+				if i == 10 {
+					r.TabReloaded(g + 1)
+				}
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ci.ParseSpec(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range s.Pages {
+		n += len(p.Calls)
+	}
+	if n != 160 {
+		t.Errorf("%d calls in the file, want 160", n)
 	}
 }
