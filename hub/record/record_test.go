@@ -312,9 +312,9 @@ func TestRecorderConcurrent(t *testing.T) {
 	for g := range 8 {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			for i := range 20 {
+			for i := range 8 {
 				r.Call(call(g+1, page, "a", `{"i":1}`, "", `{"n":1}`, false))
-				if i == 10 {
+				if i == 4 {
 					r.TabReloaded(g + 1)
 				}
 			}
@@ -335,7 +335,7 @@ func TestRecorderConcurrent(t *testing.T) {
 	for _, p := range s.Pages {
 		n += len(p.Calls)
 	}
-	if n != 160 {
-		t.Errorf("%d calls in the file, want 160", n)
+	if n != 64 {
+		t.Errorf("%d calls in the file, want 64", n)
 	}
 }
