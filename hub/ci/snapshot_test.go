@@ -190,7 +190,8 @@ pages:
       - name: step 2
         tool: add
         expect:
-          snapshot: {sum: 5}
+          snapshot: {sum: 4}
+          matches: {$.sum: '^9$'}
 `
 	for _, update := range []bool{false, true} {
 		t.Run(map[bool]string{false: "check", true: "update"}[update], func(t *testing.T) {
@@ -206,13 +207,20 @@ pages:
 			rep := (&Runner{Session: s, Out: &out, Update: update}).Run(context.Background(), "s.yaml", spec, []string{"http://site.test/notes"})
 			n := rep.Counts()
 			if update {
-				if n.Failed != 0 || len(rep.Updates) != 1 || rep.Updates[0].Name != "step 1" || strings.Join(rep.Updates[0].Diff, "|") != "- $.notes: 3|+ $.notes: 2" {
+				if n.Failed != 1 || len(rep.Updates) != 2 || rep.Updates[0].Name != "step 1" || strings.Join(rep.Updates[0].Diff, "|") != "- $.notes: 3|+ $.notes: 2" {
 					t.Errorf("counts %v, updates %+v\n%s", n, rep.Updates, out.String())
+				}
+				if c := rep.Suites[0].Cases[1]; c.Note != "snapshot updated" {
+					t.Errorf("step 1: %+v", c)
+				}
+				// A matches mark that does not hold still fails the call.
+				if c := rep.Suites[0].Cases[2]; c.Failure != "the result differs from the snapshot" || !strings.Contains(c.Detail, "- $.sum: a value matching /^9$/") {
+					t.Errorf("step 2: %+v", c)
 				}
 				return
 			}
 			c := rep.Suites[0].Cases[1]
-			if n.Failed != 1 || c.Name != "step 1" || c.Failure != "the result differs from the snapshot" || len(rep.Updates) != 0 {
+			if n.Failed != 2 || c.Name != "step 1" || c.Failure != "the result differs from the snapshot" || len(rep.Updates) != 0 {
 				t.Fatalf("counts %v, case %+v\n%s", n, c, out.String())
 			}
 			want := "tool: stats\narguments: {\"pw\":\"${PW}\"}\ndiff (- expected, + actual):\n- $.notes: 3\n+ $.notes: 2"
