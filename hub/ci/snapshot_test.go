@@ -3,6 +3,7 @@ package ci
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,5 +232,28 @@ pages:
 				t.Errorf("the secret is in the report:\n%s", out.String())
 			}
 		})
+	}
+}
+
+// TestUpdateSnapshotsJSON: a JSON spec stays JSON.
+func TestUpdateSnapshotsJSON(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "s.json")
+	src := `{"pages": [{"url": "http://x/", "calls": [{"tool": "a", "expect": {"snapshot": {"n": 1}, "ignore": ["$.id"]}}]}]}`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u := SnapshotUpdate{}
+	u.take(`{"n":2,"id":"x"}`, []string{"x"})
+	if err := UpdateSnapshots(file, []SnapshotUpdate{u}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(file)
+	var v map[string]any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("not JSON any more: %v\n%s", err, data)
+	}
+	s, err := ParseSpec(data)
+	if err != nil || string(s.Pages[0].Calls[0].Expect.Snapshot) != `{"id":"x","n":2}` || s.Pages[0].Calls[0].Expect.Ignore[0] != "$.id" {
+		t.Errorf("%v\n%s", err, data)
 	}
 }

@@ -1,6 +1,8 @@
 package ci
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,16 +70,15 @@ func UpdateSnapshots(path string, ups []SnapshotUpdate) error {
 		nn.HeadComment = n.HeadComment
 		*n = nn
 	}
+	out, err := encodeLike(data, &doc)
+	if err != nil {
+		return fmt.Errorf("updating the spec: %w", err)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("updating the spec: %w", err)
 	}
-	enc := yaml.NewEncoder(tmp)
-	enc.SetIndent(2)
-	err = enc.Encode(&doc)
-	if cerr := enc.Close(); err == nil {
-		err = cerr
-	}
+	_, err = tmp.Write(out)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -113,4 +114,25 @@ func seqItem(n *yaml.Node, i int) *yaml.Node {
 		return nil
 	}
 	return n.Content[i]
+}
+
+// encodeLike writes doc as the spec was written: JSON for a JSON spec (its
+// keys then in sorted order), else YAML.
+func encodeLike(orig []byte, doc *yaml.Node) ([]byte, error) {
+	if t := bytes.TrimSpace(orig); len(t) > 0 && t[0] == '{' {
+		var v any
+		if err := doc.Decode(&v); err != nil {
+			return nil, err
+		}
+		b, err := json.MarshalIndent(v, "", "  ")
+		return append(b, '\n'), err
+	}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	err := enc.Close()
+	return b.Bytes(), err
 }
