@@ -148,7 +148,9 @@ func TestRecordSession(t *testing.T) {
 	// page logs a console error about it.
 	price.Store(150)
 	junit := filepath.Join(dir, "junit.xml")
+	env = append(env, "GITHUB_ACTIONS=true")
 	stdout, stderr, code = run(file, "--junit", junit)
+	env = env[:len(env)-1]
 	if code != 1 {
 		t.Fatalf("test after the change: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -164,11 +166,14 @@ func TestRecordSession(t *testing.T) {
 			t.Errorf("the failure lacks %q:\n%s", want, stdout)
 		}
 	}
-	if lastLine(stdout) != "5 passed, 1 failed" {
-		t.Errorf("last line %q", lastLine(stdout))
+	if !strings.Contains(stdout, "\n5 passed, 1 failed\n") {
+		t.Errorf("no summary line \"5 passed, 1 failed\"")
 	}
 	if doc := readJUnit(t, junit); doc.Failures != 1 {
 		t.Errorf("JUnit: %+v", doc)
+	}
+	if !regexp.MustCompile(`::error file=[^,]*session.yaml,line=\d+,col=\d+,title=record/%3A step 3%3A get_price::the result differs from the snapshot%0Atool: get_price`).MatchString(stdout) {
+		t.Errorf("no GitHub annotation on the step's line:\n%s", stdout)
 	}
 
 	// A mark the person added: currency is not compared. --update keeps it.
