@@ -44,8 +44,9 @@ import (
 const (
 	DefaultMaxSteps         = 1000
 	DefaultMaxSnapshotBytes = 64 << 10
+	DefaultMaxArgsBytes     = 256 << 10
 	DefaultMaxFileBytes     = 16 << 20
-	DefaultRing             = 200
+	DefaultRing             = 100
 )
 
 // Options configures a Recorder. Zero values take the defaults.
@@ -59,6 +60,10 @@ type Options struct {
 	// MaxSnapshotBytes bounds a result's snapshot: a longer result is
 	// checked for its isError only (and logged).
 	MaxSnapshotBytes int
+	// MaxArgsBytes bounds a call's arguments: longer ones are not kept,
+	// and the step says so (its replay then fails until they are filled
+	// in).
+	MaxArgsBytes int
 	// MaxFileBytes bounds File: a call that would make it longer ends the
 	// recording, as MaxSteps does.
 	MaxFileBytes int
@@ -105,6 +110,7 @@ type rawCall struct {
 	text         string
 	isError      bool
 	over         int // the result's length when over MaxSnapshotBytes (text is then empty)
+	argsOver     int // the arguments' length when over MaxArgsBytes (args are then nil)
 }
 
 type eventKind int
@@ -123,6 +129,8 @@ type step struct {
 	isError  bool
 	snapshot any    // the text, or a parsed JSON object or array
 	skipped  string // why there is no snapshot
+	// argsSkipped says why there are no arguments.
+	argsSkipped string
 }
 
 // New returns a Recorder. With a file it writes an empty spec there at
@@ -133,6 +141,9 @@ func New(opts Options) (*Recorder, error) {
 	}
 	if opts.MaxSnapshotBytes <= 0 {
 		opts.MaxSnapshotBytes = DefaultMaxSnapshotBytes
+	}
+	if opts.MaxArgsBytes <= 0 {
+		opts.MaxArgsBytes = DefaultMaxArgsBytes
 	}
 	if opts.MaxFileBytes <= 0 {
 		opts.MaxFileBytes = DefaultMaxFileBytes
@@ -167,7 +178,12 @@ func (r *Recorder) Call(d hub.CallDetail) {
 	if d.Page == "" {
 		return
 	}
-	raw := rawCall{tool: d.Page, args: bytes.Clone(d.Args), schema: d.Schema, isError: d.Result.IsError}
+	raw := rawCall{tool: d.Page, schema: d.Schema, isError: d.Result.IsError}
+	if len(d.Args) > r.opts.MaxArgsBytes {
+		raw.argsOver = len(d.Args)
+	} else {
+		raw.args = bytes.Clone(d.Args)
+	}
 	if raw.text = resultText(d.Result); len(raw.text) > r.opts.MaxSnapshotBytes {
 		raw.over, raw.text = len(raw.text), ""
 	}
@@ -258,6 +274,10 @@ func (r *Recorder) ready(e *event) {
 		} else {
 			st.args = map[string]any{}
 		}
+	}
+	if d.argsOver > 0 {
+		st.argsSkipped = fmt.Sprintf("arguments of %d bytes, over the %d kept: fill them in", d.argsOver, r.opts.MaxArgsBytes)
+		r.logger.Warn("a recorded call's arguments are too long to keep; its step has none", "tool", d.tool, "bytes", d.argsOver, "max", r.opts.MaxArgsBytes)
 	}
 	if d.over > 0 {
 		st.skipped = fmt.Sprintf("result of %d bytes, over the %d of a snapshot", d.over, r.opts.MaxSnapshotBytes)

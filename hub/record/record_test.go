@@ -182,6 +182,17 @@ func TestRecorder(t *testing.T) {
 			},
 		},
 		{
+			name:   "arguments over their bound are left out, and the step says so",
+			opts:   record.Options{MaxArgsBytes: 20},
+			events: calls(call(1, page, "a", `{"text":"`+strings.Repeat("w", 30)+`"}`, "", "ok", false)),
+			check: func(t *testing.T, s *ci.Spec, file, log string) {
+				c := s.Pages[0].Calls[0]
+				if c.Args != nil || !strings.Contains(c.Name, "arguments of 41 bytes, over the 20 kept: fill them in") || strings.Contains(file, "www") || !strings.Contains(log, "too long to keep") {
+					t.Errorf("call %+v, log %s", c, log)
+				}
+			},
+		},
+		{
 			name:   "a name no page has is not recorded",
 			events: append(calls(call(1, page, "a", "", "", "1", false)), func(r *record.Recorder) { r.Call(hub.CallDetail{}) }),
 			check: func(t *testing.T, s *ci.Spec, _, _ string) {

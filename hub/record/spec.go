@@ -76,6 +76,9 @@ func (r *Recorder) render(events []*event) ([]byte, error) {
 			t := true
 			c.Expect.IsError = &t
 		}
+		if st.argsSkipped != "" {
+			c.Name += " (" + st.argsSkipped + ")"
+		}
 		if st.skipped != "" {
 			c.Name += " (" + st.skipped + ": not snapshotted)"
 		} else {
