@@ -213,12 +213,17 @@ func TestRecordSession(t *testing.T) {
 	}
 }
 
-// TestRecordStdio: calls over stdio are recorded the same way, and the
-// replay passes.
+// TestRecordStdio: calls over stdio are recorded the same way, with the
+// file named by the config file's record key, and the replay passes.
 func TestRecordStdio(t *testing.T) {
 	base, _ := recordSite(t)
-	file := filepath.Join(t.TempDir(), "stdio.yaml")
-	c := start(t, "launch", "--headless", "--record", file, base+"/record/index.html")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "stdio.yaml")
+	config := filepath.Join(dir, "webmcp-cdp.yaml")
+	if err := os.WriteFile(config, []byte("record: "+file+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, "launch", "--headless", "--config", config, base+"/record/index.html")
 	tools := c.waitFor("the record fixture's tools", hasSuffix("add_item", 1))
 	add := toolWithSuffix(tools, "add_item")[0]
 	c.callOK(add, map[string]any{"name": "a"})

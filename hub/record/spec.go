@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -98,11 +99,15 @@ func (r *Recorder) render(events []*event) ([]byte, error) {
 		out.Base = base.String()
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# A session recorded by webmcp-cdp (%d calls, %s). Run it with: webmcp-cdp test FILE\n", n, r.opts.Now().UTC().Format(time.RFC3339))
+	name := "FILE"
+	if r.opts.File != "" {
+		name = filepath.Base(r.opts.File)
+	}
+	fmt.Fprintf(&b, "# A session recorded by webmcp-cdp (%d calls, %s). Run it with: webmcp-cdp test %s\n", n, r.opts.Now().UTC().Format(time.RFC3339), name)
 	b.WriteString("# Snapshots are compared structurally; mark values that change from run to run with\n")
-	b.WriteString("# ignore: [$.path] or matches: {$.path: regexp}, and refresh them with: webmcp-cdp test FILE --update\n")
+	fmt.Fprintf(&b, "# ignore: [$.path] or matches: {$.path: regexp}, and refresh them with: webmcp-cdp test %s --update\n", name)
 	if len(out.Secrets) > 0 {
-		b.WriteString("# secrets: each ${NAME} stands for a value not written here; set NAME in the environment.\n")
+		fmt.Fprintf(&b, "# secrets: each ${NAME} stands for a value not written here; set %s in the environment.\n", strings.Join(out.Secrets, ", "))
 	}
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
