@@ -148,6 +148,19 @@ func TestRecorder(t *testing.T) {
 			},
 		},
 		{
+			name:   "strings that YAML would read as something else stay strings",
+			events: calls(call(1, page, "a", `{"d":"2026-11-28","y":"yes","o":"off","n":"0x10","e":"","nul":"null","t":"~"}`, "", `{"d":"2026-11-28T10:00:00Z","b":"true","f":"1.5","big":1e300,"neg":-0.5,"u":"ünï ${x} #c: d"}`, false)),
+			check: func(t *testing.T, s *ci.Spec, _, _ string) {
+				c := s.Pages[0].Calls[0]
+				if string(c.Args) != `{"d":"2026-11-28","e":"","n":"0x10","nul":"null","o":"off","t":"~","y":"yes"}` {
+					t.Errorf("args %s", c.Args)
+				}
+				if string(c.Expect.Snapshot) != `{"b":"true","big":1e+300,"d":"2026-11-28T10:00:00Z","f":"1.5","neg":-0.5,"u":"ünï ${x} #c: d"}` {
+					t.Errorf("snapshot %s", c.Expect.Snapshot)
+				}
+			},
+		},
+		{
 			name:   "an error result expects isError",
 			events: calls(call(1, page, "fail", `{}`, "", "boom", true)),
 			check: func(t *testing.T, s *ci.Spec, _, _ string) {
