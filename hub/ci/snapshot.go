@@ -437,7 +437,11 @@ func (s *Spec) scrubSecrets(text string) string {
 	for n := range s.secretValues {
 		names = append(names, n)
 	}
-	sort.Strings(names)
+	// The longest values first, so that one that holds another is found.
+	sort.Slice(names, func(i, j int) bool {
+		a, b := s.secretValues[names[i]], s.secretValues[names[j]]
+		return len(a) > len(b) || len(a) == len(b) && names[i] < names[j]
+	})
 	for _, n := range names {
 		if v := s.secretValues[n]; len(v) >= 4 {
 			text = strings.ReplaceAll(text, v, "${"+n+"}")

@@ -2,6 +2,8 @@ package record
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -89,9 +91,12 @@ func envName(arg string) string {
 	return n
 }
 
-// scrub replaces every secret value in s by its placeholder.
+// scrub replaces every secret value in text by its placeholder, the
+// longest values first (so that one that holds another is still found).
 func (s *secrets) scrub(text string) string {
-	for _, name := range s.names {
+	names := slices.Clone(s.names)
+	slices.SortStableFunc(names, func(a, b string) int { return len(s.values[b]) - len(s.values[a]) })
+	for _, name := range names {
 		if v := s.values[name]; len(v) >= minScrub {
 			text = strings.ReplaceAll(text, v, "${"+name+"}")
 		}
@@ -108,7 +113,10 @@ func (s *secrets) redact(v any, schema map[string]any) any {
 	case map[string]any:
 		props, _ := schema["properties"].(map[string]any)
 		out := make(map[string]any, len(x))
-		for k, val := range x {
+		// In key order: the names of new secrets do not depend on the
+		// order a map is walked in.
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			val := x[k]
 			ps, _ := props[k].(map[string]any)
 			if secretProp(k, ps) {
 				if lit, ok := literal(val); ok && lit != "" {
