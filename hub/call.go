@@ -22,31 +22,59 @@ func errorResult(format string, args ...any) core.Outcome {
 // Call runs the routed tool name with the arguments (a JSON object, or empty
 // for none). Every failure is a result with IsError set, worded for the model.
 func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) core.Outcome {
-	watchers := h.callWatchers.load()
-	if len(watchers) == 0 {
-		tabN := 0
-		return h.call(ctx, name, args, &tabN)
+	watchers, observers := h.callWatchers.load(), h.callObservers.load()
+	if len(watchers) == 0 && len(observers) == 0 {
+		var w callWhere
+		return h.call(ctx, name, args, &w)
 	}
 	start := time.Now()
-	tabN := 0
-	res := h.call(ctx, name, args, &tabN)
-	rec := CallRecord{At: start, Tool: name, Tab: tabN, Took: time.Since(start), OK: !res.IsError, Caller: Caller(ctx)}
+	var w callWhere
+	res := h.call(ctx, name, args, &w)
+	rec := CallRecord{At: start, Tool: name, Tab: w.tab, Took: time.Since(start), OK: !res.IsError, Caller: Caller(ctx)}
 	if res.IsError {
 		rec.Error = res.FirstText()
 		if len(rec.Error) > 200 {
 			rec.Error = rec.Error[:200]
 		}
 	}
-	for _, w := range watchers {
+	for _, cw := range watchers {
 		select {
-		case w.ch <- rec:
+		case cw.ch <- rec:
 		default:
+		}
+	}
+	if len(observers) > 0 && w.tool != "" {
+		d := CallDetail{CallRecord: rec, Page: w.tool, URL: w.tabURL, Args: args, Schema: w.schema, Result: res}
+		if d.URL == "" && w.tabRef != nil {
+			// A cached tool's page, opened for the call.
+			h.mu.Lock()
+			d.URL = w.tabRef.url
+			h.mu.Unlock()
+		}
+		if d.URL == "" {
+			d.URL = w.url
+		}
+		for _, o := range observers {
+			o.fn(d)
 		}
 	}
 	return res
 }
 
-func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, tabN *int) core.Outcome {
+// callWhere is where a call went: the tab (its number, the tab itself once
+// known, and its URL when the tool was picked), the page's own name of the
+// tool, its document's URL and its inputSchema. A name no page has leaves
+// tool empty.
+type callWhere struct {
+	tab    int
+	tabRef *tab
+	tabURL string
+	tool   string
+	url    string
+	schema json.RawMessage
+}
+
+func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, w *callWhere) core.Outcome {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
@@ -58,6 +86,7 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, tabN 
 	if ok {
 		if len(r.cands) > 0 {
 			c, live = h.pickLocked(r.cands), true
+			w.tabURL = c.tab.url // guarded by h.mu, held here
 		} else {
 			e = *r.entry
 		}
@@ -70,25 +99,28 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, tabN 
 	tool, url := e.Tool.Name, e.URL
 	if live {
 		schema, tool, url = c.doc.schemas[c.tool], c.tool, c.doc.URL
+		w.tabRef, w.schema = c.tab, c.doc.tools[c.tool].InputSchema
 	} else {
+		w.schema = e.Tool.InputSchema
 		schema, _ = h.validator.entry(e.Tool.InputSchema)
 	}
+	w.tool, w.url = tool, url
 	if reason := h.validator.check(tool, url, schema, args); reason != "" {
 		return errorResult("the arguments do not fit the inputSchema of %s, so the page was not called: %s", name, reason)
 	}
 	if live {
-		res, _ := h.invoke(ctx, ctx, name, c, args, tabN)
+		res, _ := h.invoke(ctx, ctx, name, c, args, w)
 		return res
 	}
-	return h.callCached(ctx, name, e, args, tabN)
+	return h.callCached(ctx, name, e, args, w)
 }
 
 // invoke runs a call in the page of c, bounded by the call timeout and by
 // budget (the caller's context, or a cached call's overall budget). retry is
 // true when the page went away under the call.
-func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args json.RawMessage, tabN *int) (res core.Outcome, retry bool) {
+func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args json.RawMessage, w *callWhere) (res core.Outcome, retry bool) {
 	t := c.tab
-	*tabN = t.n
+	w.tab, w.tabRef = t.n, t
 	h.markUsed(t)
 	select {
 	case t.inflight <- struct{}{}:
@@ -194,7 +226,7 @@ const cachedAttempts = 3
 // URL in a new tab, waits for the page to register the tool (longer on each
 // of up to three attempts), and calls it; a page that goes away under the
 // call is tried again. The whole call is bounded by the call timeout.
-func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args json.RawMessage, tabN *int) core.Outcome {
+func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args json.RawMessage, w *callWhere) core.Outcome {
 	opener, ok := h.browser.(Opener)
 	if !ok {
 		return errorResult("%s is cached from %s, but no open page has it and this browser cannot open one", name, e.URL)
@@ -243,7 +275,7 @@ func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args js
 		if !found {
 			continue
 		}
-		res, retry := h.invoke(ctx, budget, name, c, args, tabN)
+		res, retry := h.invoke(ctx, budget, name, c, args, w)
 		if !retry {
 			return res
 		}

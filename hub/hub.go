@@ -96,7 +96,10 @@ type Hub struct {
 	// callWatchers are the subscriptions to call records (see WatchCalls),
 	// outside the catalog's lock.
 	callWatchers callWatchers
-	store        *stateStore // nil without a state directory
+	// callObservers are told of every finished call of a page tool, with
+	// its arguments and result (see ObserveCalls).
+	callObservers callObservers
+	store         *stateStore // nil without a state directory
 	// search is the tool-search index of the latest catalog searched
 	// (search.go); useSeq numbers the uses of tabs, for recency, and
 	// lastUsed is the tab used last (tabs.go).

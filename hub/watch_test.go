@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -145,3 +146,30 @@ func TestWatchCalls(t *testing.T) {
 }
 
 // ---- errors -------------------------------------------------------------
+
+// TestObserveCalls: an observer is told of each call of a page tool, before
+// Call returns, with the page's name of the tool, the tab's URL, the
+// arguments, the schema and the result; not of a name no page has.
+func TestObserveCalls(t *testing.T) {
+	h := hub.New(&fakeBrowser{}, hub.Options{})
+	tools := mkTools("x")
+	tools[0].InputSchema = json.RawMessage(`{"type":"object"}`)
+	h.Update(mkDoc("a", "A", origin), tools, nil)
+	h.TabOpened("A", origin+"/page?q=1", "A page")
+	var got []hub.CallDetail
+	stop := h.ObserveCalls(func(d hub.CallDetail) { got = append(got, d) })
+	res := h.Call(context.Background(), site+"_x", json.RawMessage(`{"k":1}`))
+	if len(got) != 1 {
+		t.Fatalf("%d details before Call returned", len(got))
+	}
+	d := got[0]
+	if d.Page != "x" || d.URL != origin+"/page?q=1" || d.Tab != 1 || string(d.Args) != `{"k":1}` || string(d.Schema) != `{"type":"object"}` || !reflect.DeepEqual(d.Result, res) || d.Tool != site+"_x" {
+		t.Errorf("detail %+v", d)
+	}
+	h.Call(context.Background(), "nope_nothing", nil)
+	stop()
+	h.Call(context.Background(), site+"_x", nil)
+	if len(got) != 1 {
+		t.Errorf("%d details: a name no page has, or a call after stop, was told", len(got))
+	}
+}

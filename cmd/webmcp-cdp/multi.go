@@ -173,6 +173,9 @@ func runMulti(ctx context.Context, sup []supplied, bf *browserFlags, backend pol
 	if !bf.serve.noTabTools {
 		opts.Tabs = set
 	}
+	if opts.Recorder, err = bf.serve.recorder(logger); err != nil {
+		return err
+	}
 	firstList := make(chan struct{})
 	opts.FirstList = firstList
 	srv := mcpserver.New(ctx, h, opts)

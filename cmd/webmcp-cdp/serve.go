@@ -17,6 +17,7 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/record"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 
@@ -74,6 +75,19 @@ func (f *pageFlags) register(fs *pflag.FlagSet) {
 	oneOf(fs, "tool-names", hub.NameStyles())
 	fs.StringVar(&f.userAgent, "user-agent", "", "the user agent that pages see (navigator.userAgent and the User-Agent header), in every tab followed")
 	fs.BoolVar(&f.ignoreHTTPSErrors, "ignore-https-errors", false, "load pages whose certificate is not valid (self-signed local dev certificates); browser-wide, also when attaching")
+}
+
+// recorder returns the recorder of --record, or nil without it.
+func (f *serveFlags) recorder(logger *slog.Logger) (*record.Recorder, error) {
+	if f.record == "" {
+		return nil, nil
+	}
+	r, err := record.New(record.Options{File: f.record, Logger: logger})
+	if err != nil {
+		return nil, usageError(err)
+	}
+	logger.Info("recording the session's calls as a spec", "file", f.record)
+	return r, nil
 }
 
 func (f *pageFlags) check() (polyfill.Backend, error) {
@@ -160,6 +174,10 @@ type serveFlags struct {
 	maxInflight int
 	stateDir    string
 	cacheTTL    time.Duration
+
+	// record is --record: the file the session's calls are written to as
+	// a spec of webmcp-cdp test.
+	record string
 }
 
 // register adds every flag of a served browser.
@@ -182,6 +200,7 @@ func (f *serveFlags) registerServing(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxInflight, "max-inflight-per-tab", 16, "most tool calls running in one tab; more are refused until one finishes")
 	fs.StringVar(&f.stateDir, "state-dir", hub.DefaultStateDir(), "directory of the state file that keeps cached tools (annotations.cache) across restarts; empty keeps them in memory only")
 	fs.DurationVar(&f.cacheTTL, "cache-ttl", time.Hour, "forget cached tools not seen on an open page for this long (applied at start)")
+	fs.StringVar(&f.record, "record", "", "write every page-tool call of the session to this file, as it goes, as a spec that webmcp-cdp test replays (secrets as ${NAME} placeholders; see docs/ci-spec.md)")
 }
 
 func (f *serveFlags) check() (polyfill.Backend, error) {
@@ -288,6 +307,9 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 	opts := f.serverOptions(logger)
 	if !f.noTabTools {
 		opts.Tabs = b
+	}
+	if opts.Recorder, err = f.recorder(logger); err != nil {
+		return nil, err
 	}
 	firstList := make(chan struct{})
 	opts.FirstList = firstList

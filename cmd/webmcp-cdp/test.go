@@ -14,6 +14,7 @@ import (
 func newTest() *cobra.Command {
 	var f ciFlags
 	var junit, baseURL, format string
+	var update bool
 	cmd := &cobra.Command{
 		Use:   "test [flags] FILE",
 		Short: "Check a site's WebMCP tools against a spec file (YAML or JSON) in headless Chromium",
@@ -36,6 +37,9 @@ func newTest() *cobra.Command {
 			}
 			spec, err := ci.LoadSpec(file)
 			if err != nil {
+				return usageError(err)
+			}
+			if err := spec.Substitute(os.LookupEnv); err != nil {
 				return usageError(err)
 			}
 			base := baseURL
@@ -75,7 +79,12 @@ func newTest() *cobra.Command {
 				// Standard output is for the JSON report alone.
 				progress, annotations = cmd.ErrOrStderr(), cmd.ErrOrStderr()
 			}
-			rep := (&ci.Runner{Session: b.sess, Out: progress}).Run(b.ctx, file, spec, urls)
+			rep := (&ci.Runner{Session: b.sess, Out: progress, Update: update}).Run(b.ctx, file, spec, urls)
+			if update {
+				if err := writeUpdates(progress, file, rep.Updates); err != nil {
+					return usageError(err)
+				}
+			}
 			if err := writeReports(rep, cmd.OutOrStdout(), annotations, format, junit, junitFile); err != nil {
 				return usageError(err)
 			}
@@ -96,9 +105,30 @@ func newTest() *cobra.Command {
 	f.register(cmd, true)
 	cmd.Flags().StringVar(&junit, "junit", "", "also write the results as JUnit XML to this file")
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "URL that relative page URLs resolve against (overrides the spec's base and serve)")
+	cmd.Flags().BoolVar(&update, "update", false, "take the results whose snapshot differs as the new snapshots: rewrite them in FILE (keeping ignore and matches marks) and print what changed")
 	cmd.Flags().StringVar(&format, "format", "text", "output: text (each check as it runs), or json (one JSON report on stdout; the progress goes to stderr)")
 	oneOf(cmd.Flags(), "format", outputFormats())
 	return cmd
+}
+
+// writeUpdates writes --update's new snapshots into the spec file and
+// prints what changed.
+func writeUpdates(out io.Writer, file string, ups []ci.SnapshotUpdate) error {
+	if len(ups) == 0 {
+		fmt.Fprintf(out, "--update: every snapshot still holds; %s is unchanged\n", file)
+		return nil
+	}
+	if err := ci.UpdateSnapshots(file, ups); err != nil {
+		return fmt.Errorf("--update: %w", err)
+	}
+	fmt.Fprintf(out, "--update: rewrote %s in %s:\n", plural(len(ups), "snapshot"), file)
+	for _, u := range ups {
+		fmt.Fprintf(out, "  %s (pages[%d].calls[%d]):\n", u.Name, u.Page, u.Call)
+		for _, l := range u.Diff {
+			fmt.Fprintf(out, "    %s\n", l)
+		}
+	}
+	return nil
 }
 
 // writeReports writes the JSON report, the JUnit file, and, in GitHub

@@ -36,6 +36,13 @@
 // text, JSON, JUnit XML, GitHub Actions annotations and a Markdown summary
 // (reports.go, junit.go).
 //
+// A recorded session (hub/record, --record) is a spec whose calls expect
+// snapshots: whole results compared structurally, with ignore and matches
+// marks for the values that change (snapshot.go), and ${NAME} placeholders
+// for its secrets (Spec.Substitute). A run with Runner.Update takes the
+// results that differ as the new snapshots, and UpdateSnapshots writes
+// them into the file, keeping the marks (update.go).
+//
 // # Refused tools
 //
 // Lints need the tools webmcp-cdp refused (an inputSchema that is not an

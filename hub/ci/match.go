@@ -21,6 +21,13 @@ import (
 // CheckResult compares a result with what was expected and says what
 // differs, or returns "".
 func CheckResult(res *mcp.CallToolResult, want Expect) string {
+	failure, _ := checkResult(res, want)
+	return failure
+}
+
+// checkResult is CheckResult with the diff of a snapshot that differs (or
+// of matches paths that do not hold).
+func checkResult(res *mcp.CallToolResult, want Expect) (string, []string) {
 	text := ResultText(res)
 	wantErr := want.IsError != nil && *want.IsError
 	var problems []string
@@ -39,7 +46,7 @@ func CheckResult(res *mcp.CallToolResult, want Expect) string {
 			problems = append(problems, fmt.Sprintf("text lacks %q", s))
 		}
 	}
-	for _, s := range want.Matches {
+	for _, s := range want.Matches.Text {
 		if re, err := regexp.Compile(s); err == nil && !re.MatchString(text) {
 			problems = append(problems, fmt.Sprintf("text does not match /%s/", s))
 		}
@@ -72,7 +79,16 @@ func CheckResult(res *mcp.CallToolResult, want Expect) string {
 			problems = append(problems, d)
 		}
 	}
-	return strings.Join(problems, "; ")
+	var diff []string
+	if len(want.Snapshot) > 0 || len(want.Matches.Paths) > 0 {
+		if sc, err := compileSnapshot(want); err != nil {
+			problems = append(problems, err.Error())
+		} else if p, d := sc.check(text); p != "" {
+			problems = append(problems, p)
+			diff = d
+		}
+	}
+	return strings.Join(problems, "; "), diff
 }
 
 // textJSON reads a result's text as JSON.
@@ -160,6 +176,9 @@ type pathStep struct {
 	key   string
 	index int
 	isKey bool
+	// len is the length of the array indexed, in a concrete path made while
+	// comparing a snapshot (so that a pattern's [-1] matches the last).
+	len int
 }
 
 // compileJSONMatch reads a json: matcher: an object whose keys all start

@@ -73,8 +73,8 @@ func TestCheckResult(t *testing.T) {
 		{"json path", text(`{"items":[{"name":"a"}]}`), Expect{JSON: json.RawMessage(`{"$.items[0].name":"a"}`)}, ""},
 		{"json differs", text(`{"items":[{"name":"a"}]}`), Expect{JSON: json.RawMessage(`{"$.items[0].name":"b"}`)}, `json $.items[0].name is "a", want "b"`},
 		{"json of text that is not JSON", text("hi"), Expect{JSON: json.RawMessage(`{"a":1}`)}, `json: the result's text is not JSON: invalid character 'h' looking for beginning of value (text "hi")`},
-		{"matches", text("order 42 shipped"), Expect{Matches: Strings{`^order \d+`, "shipped$"}}, ""},
-		{"does not match", text("order 42"), Expect{Matches: Strings{`^\d+$`}}, `text does not match /^\d+$/`},
+		{"matches", text("order 42 shipped"), Expect{Matches: Patterns{Text: Strings{`^order \d+`, "shipped$"}}}, ""},
+		{"does not match", text("order 42"), Expect{Matches: Patterns{Text: Strings{`^\d+$`}}}, `text does not match /^\d+$/`},
 		{"several problems", failed, Expect{Text: str("ok")}, `the call failed: boom; text is "boom", want "ok"`},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,10 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub/record"
 )
 
 // Report is the outcome of a spec run: one suite per page.
@@ -22,6 +26,9 @@ type Report struct {
 	Suites []Suite `json:"suites"`
 	// Took is how long the run took.
 	Took time.Duration `json:"-"`
+	// Updates are the snapshots a run with Runner.Update found changed
+	// (UpdateSnapshots writes them into the spec).
+	Updates []SnapshotUpdate `json:"-"`
 }
 
 // Suite is the outcome of one page.
@@ -124,6 +131,9 @@ type Runner struct {
 	// Out receives the progress and the summary (default io.Discard). Its
 	// last line is Counts.String().
 	Out io.Writer
+	// Update takes each result whose snapshot differs as the new snapshot
+	// (Report.Updates) instead of failing its call.
+	Update bool
 }
 
 // Run opens each page of spec at urls[i] (see Spec.URLs), checks it, and
@@ -137,7 +147,7 @@ func (r *Runner) Run(ctx context.Context, name string, spec *Spec, urls []string
 	start := time.Now()
 	rep := &Report{Name: name}
 	for i := range spec.Pages {
-		rep.Suites = append(rep.Suites, r.runPage(ctx, out, spec, i, urls[i]))
+		rep.Suites = append(rep.Suites, r.runPage(ctx, out, spec, i, urls[i], &rep.Updates))
 	}
 	rep.Took = time.Since(start)
 	fmt.Fprintln(out, rep.Counts())
@@ -175,7 +185,7 @@ func waitFor(ps PageSpec) []string {
 	return out
 }
 
-func (r *Runner) runPage(ctx context.Context, out io.Writer, spec *Spec, i int, url string) Suite {
+func (r *Runner) runPage(ctx context.Context, out io.Writer, spec *Spec, i int, url string, updates *[]SnapshotUpdate) Suite {
 	ps := spec.Pages[i]
 	where := fmt.Sprintf("pages[%d]", i)
 	start := time.Now()
@@ -238,9 +248,16 @@ func (r *Runner) runPage(ctx context.Context, out io.Writer, spec *Spec, i int, 
 			report(Case{Name: callName(c), Skipped: fmt.Sprintf("not run: %v", context.Cause(ctx)), Pos: pos})
 			continue
 		}
-		cs := runCall(ctx, page, c)
+		var up *SnapshotUpdate
+		if r.Update && len(c.Expect.Snapshot) > 0 {
+			up = &SnapshotUpdate{Page: i, Call: j, Name: callName(c), scrub: spec.scrubSecrets}
+		}
+		cs := runCall(ctx, page, c, up)
 		cs.Pos = pos
 		report(cs)
+		if up != nil && up.Diff != nil {
+			*updates = append(*updates, *up)
+		}
 	}
 	suite.Took = time.Since(start)
 	return suite
@@ -365,7 +382,9 @@ func lintCase(name string, findings []Finding, mode LintMode) Case {
 	return c
 }
 
-func runCall(ctx context.Context, p *Page, cs CallSpec) Case {
+// runCall makes a call and checks its result. With up set (--update), a
+// snapshot that differs is taken into up instead of failing the call.
+func runCall(ctx context.Context, p *Page, cs CallSpec, up *SnapshotUpdate) Case {
 	start := time.Now()
 	c := Case{Name: callName(cs)}
 	if cs.Timeout > 0 {
@@ -382,12 +401,53 @@ func runCall(ctx context.Context, p *Page, cs CallSpec) Case {
 		c.Failure = err.Error()
 		return c
 	}
-	c.Failure = CheckResult(res, cs.Expect)
+	want := cs.Expect
+	if up != nil {
+		if sc, err := compileSnapshot(want); err == nil {
+			if _, d := sc.check(ResultText(res)); d != nil {
+				up.take(ResultText(res), d)
+				// Checked against the new snapshot, the call still fails
+				// where a matches mark does not hold.
+				if b, err := json.Marshal(record.Snapshot(ResultText(res))); err == nil {
+					want.Snapshot = b
+				}
+			}
+		}
+	}
+	var diff []string
+	c.Failure, diff = checkResult(res, want)
 	if c.Failure != "" {
-		b, _ := json.Marshal(res)
-		c.Detail = "result: " + cut(string(b), 2000)
+		c.Detail = callDetail(ctx, p, cs, res, diff)
+	} else if up != nil && up.Diff != nil {
+		c.Note = "snapshot updated"
 	}
 	return c
+}
+
+// callDetail says what a failed call was: the tool and its arguments (as
+// written, secrets as placeholders), the snapshot's diff or the result, and
+// the page's console errors.
+func callDetail(ctx context.Context, p *Page, cs CallSpec, res *mcp.CallToolResult, diff []string) string {
+	args := cs.shownArgs
+	if args == nil {
+		args = cs.Args
+	}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	lines := []string{"tool: " + cs.Tool, "arguments: " + cut(string(args), 500)}
+	if diff != nil {
+		lines = append(lines, "diff (- expected, + actual):")
+		lines = append(lines, diff...)
+	} else {
+		b, _ := json.Marshal(res)
+		lines = append(lines, "result: "+cut(string(b), 2000))
+	}
+	if errs := p.consoleErrors(ctx); len(errs) > 0 {
+		lines = append(lines, "the page's errors:")
+		lines = append(lines, errs...)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func roundDuration(d time.Duration) time.Duration {

@@ -459,3 +459,25 @@ func (p *Page) Close(ctx context.Context) error {
 		}
 	}
 }
+
+// maxConsoleErrors bounds the page's errors a failed call reports.
+const maxConsoleErrors = 10
+
+// consoleErrors are the page's console errors, uncaught exceptions and
+// failed requests so far, worded one a line (the last maxConsoleErrors);
+// none when the browser cannot tell.
+func (p *Page) consoleErrors(ctx context.Context) []string {
+	d, err := p.s.Tabs.Diagnose(ctx, p.tab)
+	if err != nil {
+		return nil
+	}
+	probs := d.Problems
+	if len(probs) > maxConsoleErrors {
+		probs = probs[len(probs)-maxConsoleErrors:]
+	}
+	out := make([]string, len(probs))
+	for i, pr := range probs {
+		out[i] = problemLine(pr)
+	}
+	return out
+}

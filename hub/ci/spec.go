@@ -34,11 +34,17 @@ type Spec struct {
 	Cookies  []Cookie          `json:"cookies,omitempty"`
 	// Pages are opened one at a time, in order.
 	Pages []PageSpec `json:"pages"`
+	// Secrets name the environment variables that ${NAME} placeholders in
+	// arguments and snapshots stand for (a recorded session lists them);
+	// Substitute fills them in before a run.
+	Secrets []string `json:"secrets,omitempty"`
 
 	// file is where the spec was read from; pos are the places of its
 	// values, by path (pages[0].calls[1]).
 	file string
 	pos  map[string]Pos
+	// secretValues are the secrets filled in by Substitute, by name.
+	secretValues map[string]string
 }
 
 // Viewport is a page's window size in CSS pixels.
@@ -136,6 +142,10 @@ type CallSpec struct {
 	Timeout Duration `json:"timeout,omitempty"`
 	// Expect is what the result must be.
 	Expect Expect `json:"expect,omitempty"`
+
+	// shownArgs are the arguments as written, with their ${NAME}
+	// placeholders (Substitute fills in Args), for the report.
+	shownArgs json.RawMessage
 }
 
 // Expect is what a call's result must be. Every field that is set must
@@ -149,8 +159,10 @@ type Expect struct {
 	// Contains are strings the text must contain: one string or a list.
 	Contains Strings `json:"contains,omitempty"`
 	// Matches are regular expressions (Go syntax, RE2) the text must
-	// match: one or a list.
-	Matches Strings `json:"matches,omitempty"`
+	// match: one or a list; or, as a mapping, paths into the text read as
+	// JSON ($.id) and the expression each value there must match (a mark
+	// on a snapshot: the snapshot's value there is not compared).
+	Matches Patterns `json:"matches,omitzero"`
 	// Structured must be a JSON subset of the result's structuredContent:
 	// every key of an object must be there with a matching value, arrays
 	// must have the same length and matching elements, and other values
@@ -161,7 +173,49 @@ type Expect struct {
 	// paths ($.items[0].name) to the JSON subset each value must be, or a
 	// JSON subset of the whole text.
 	JSON json.RawMessage `json:"json,omitempty"`
+	// Snapshot is the whole result as a recorded session stored it: its
+	// text, or for text that is a JSON object or array the parsed value. It
+	// is compared structurally: objects key by key (in any order), arrays
+	// element by element, other values equal (snapshot.go).
+	Snapshot json.RawMessage `json:"snapshot,omitempty"`
+	// Ignore are paths ($.created, $.items[*].id) of the snapshot that are
+	// not compared: values that differ from run to run.
+	Ignore []string `json:"ignore,omitempty"`
 }
+
+// Patterns are the regular expressions of matches: on the text (Text), or
+// on the values at paths of the text read as JSON (Paths).
+type Patterns struct {
+	Text  Strings
+	Paths map[string]string
+}
+
+// UnmarshalJSON accepts a string, a list of strings, or a mapping of paths
+// to strings.
+func (p *Patterns) UnmarshalJSON(b []byte) error {
+	var paths map[string]string
+	if err := json.Unmarshal(b, &paths); err == nil {
+		*p = Patterns{Paths: paths}
+		return nil
+	}
+	var text Strings
+	if err := text.UnmarshalJSON(b); err != nil {
+		return errors.New("matches must be a string, a list of strings, or a mapping of paths to strings")
+	}
+	*p = Patterns{Text: text}
+	return nil
+}
+
+// MarshalJSON writes the form it was read in.
+func (p Patterns) MarshalJSON() ([]byte, error) {
+	if p.Paths != nil {
+		return json.Marshal(p.Paths)
+	}
+	return json.Marshal([]string(p.Text))
+}
+
+// IsZero says whether no pattern is given (for omitempty).
+func (p Patterns) IsZero() bool { return len(p.Text) == 0 && len(p.Paths) == 0 }
 
 // Strings is a list of strings that may be written as one string.
 type Strings []string
@@ -271,6 +325,11 @@ func (s *Spec) check() error {
 	if err := checkSetup("", s.Viewport, s.Cookies); err != nil {
 		return err
 	}
+	for i, name := range s.Secrets {
+		if !envNameRE.MatchString(name) {
+			return specErr(fmt.Sprintf("secrets[%d]", i), "%q is not an environment variable's name (letters, digits and _, not starting with a digit)", name)
+		}
+	}
 	if len(s.Pages) == 0 {
 		return specErr("pages", "the spec has no pages")
 	}
@@ -336,10 +395,26 @@ func checkSetup(where string, v *Viewport, cookies []Cookie) error {
 
 // check checks the matchers of an expect.
 func (e *Expect) check(where string) error {
-	for i, re := range e.Matches {
+	for i, re := range e.Matches.Text {
 		if _, err := regexp.Compile(re); err != nil {
 			return specErr(fmt.Sprintf("%s.matches[%d]", where, i), "not a regular expression: %v", err)
 		}
+	}
+	for p, re := range e.Matches.Paths {
+		if _, err := parsePattern(p); err != nil {
+			return specErr(join(where+".matches", p), "path %q: %v", p, err)
+		}
+		if _, err := regexp.Compile(re); err != nil {
+			return specErr(join(where+".matches", p), "not a regular expression: %v", err)
+		}
+	}
+	for i, p := range e.Ignore {
+		if _, err := parsePattern(p); err != nil {
+			return specErr(fmt.Sprintf("%s.ignore[%d]", where, i), "path %q: %v", p, err)
+		}
+	}
+	if len(e.Ignore) > 0 && len(e.Snapshot) == 0 {
+		return specErr(where+".ignore", "ignore marks values of a snapshot: give the snapshot too (a recorded session has one)")
 	}
 	if len(e.JSON) > 0 {
 		if _, err := compileJSONMatch(e.JSON); err != nil {

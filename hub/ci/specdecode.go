@@ -68,6 +68,7 @@ var (
 	rawType       = reflect.TypeFor[json.RawMessage]()
 	stringsType   = reflect.TypeFor[Strings]()
 	durationType  = reflect.TypeFor[Duration]()
+	patternsType  = reflect.TypeFor[Patterns]()
 	yamlLineError = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 )
 
@@ -127,6 +128,14 @@ func (d *decoder) value(n *yaml.Node, t reflect.Type, path string) (any, error) 
 	case stringsType:
 		if n.Kind == yaml.ScalarNode {
 			return n.Value, nil
+		}
+		return d.value(n, reflect.TypeFor[[]string](), path)
+	case patternsType:
+		switch n.Kind {
+		case yaml.ScalarNode:
+			return n.Value, nil
+		case yaml.MappingNode:
+			return d.value(n, reflect.TypeFor[map[string]string](), path)
 		}
 		return d.value(n, reflect.TypeFor[[]string](), path)
 	case durationType:

@@ -233,6 +233,7 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, stat
 	}
 	mux.Handle("/mcp", h)
 	mux.Handle("GET /{$}", status)
+	mux.Handle("GET "+sessionPath, status)
 	p, err := newSitePolicy(bound, loopback, opts.AllowedHosts)
 	if err != nil {
 		return nil, err

@@ -207,6 +207,7 @@ func (s *Server) addOwnTools() {
 			if !ok {
 				return nil, nil, fmt.Errorf("the tab opened on %s was closed before its page was ready (the person or the page closed it); call webmcp_open_tab again to open it anew", in.URL)
 			}
+			s.recorder.TabOpened(ti.N, ti.URL)
 			return nil, ti, nil
 		})
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "webmcp_reload_tab", InputSchema: schemaTabWait,
@@ -225,6 +226,7 @@ func (s *Server) addOwnTools() {
 			if err := s.opts.Tabs.Reload(rctx, ti.ID); err != nil && (rctx.Err() == nil || ctx.Err() != nil) {
 				return nil, nil, err
 			}
+			s.recorder.TabReloaded(ti.N)
 			// Reload returns once the new document loaded, so the old one's
 			// tools are gone: wait for the new one's to settle. A page that
 			// had no tools is not waited for beyond the quiet period.
@@ -262,7 +264,11 @@ func (s *Server) addOwnTools() {
 		return nil
 	})
 	tabTool("webmcp_close_tab", "Close a tab and its tools.", func(ctx context.Context, ti hub.TabInfo) error {
-		return s.opts.Tabs.CloseTab(ctx, ti.ID)
+		if err := s.opts.Tabs.CloseTab(ctx, ti.ID); err != nil {
+			return err
+		}
+		s.recorder.TabClosed(ti.N)
+		return nil
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/record"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/sdklog"
 )
@@ -65,6 +66,11 @@ type Options struct {
 	// List says which page tools tools/list holds (default all of them;
 	// see listfilter.go).
 	List ListPolicy
+	// Recorder records the session's calls (--record); the server tells it
+	// of the tab tools that change tabs. When nil, the server keeps a
+	// recorder of its own, in memory only, for the status page's download
+	// of the session as a spec.
+	Recorder *record.Recorder
 }
 
 // Server is an MCP server over a hub.
@@ -84,7 +90,9 @@ type Server struct {
 	flush  chan chan struct{}
 	calls  callLog
 	recent recentClients // stateless clients, for the status page
-	hitl   *hitl
+	// recorder records the calls, for --record and the status page.
+	recorder *record.Recorder
+	hitl     *hitl
 	// pages and served are the MCP-B page servers' sessions and what of
 	// their resources and prompts is served (pageserver.go, resources.go).
 	pages  pageSessions
@@ -137,12 +145,17 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = 30 * time.Second
 	}
+	if opts.Recorder == nil {
+		// In memory only: New cannot fail without a file.
+		opts.Recorder, _ = record.New(record.Options{Logger: opts.Logger})
+	}
 	s := &Server{
-		hitl:   newHITL(h.Call, opts.CallTimeout, opts.QuestionGather),
-		hub:    h,
-		opts:   opts,
-		logger: opts.Logger,
-		flush:  make(chan chan struct{}),
+		recorder: opts.Recorder,
+		hitl:     newHITL(h.Call, opts.CallTimeout, opts.QuestionGather),
+		hub:      h,
+		opts:     opts,
+		logger:   opts.Logger,
+		flush:    make(chan chan struct{}),
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "webmcp-cdp", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "Tools named <site>_<tool> come from web pages open in a browser; " +
@@ -175,6 +188,8 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		used, stopUsed = h.WatchUse()
 	}
 	calls, stopCalls := h.WatchCalls(64)
+	stopObserving := h.ObserveCalls(s.recorder.Call)
+	context.AfterFunc(ctx, stopObserving)
 	s.sync()
 	go func() {
 		defer stopCalls()

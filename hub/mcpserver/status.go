@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -101,6 +102,7 @@ button{font:inherit;margin-right:.5rem}.err{color:#f88}.ok{color:#8f8}.muted{col
 {{range .Tabs}}<tr><td>{{if .Browser}}<code>{{.Browser}}</code> · {{end}}{{.N}}{{if .Active}} (active){{end}}</td><td class="title">{{if .Title}}{{.Title}}{{else}}<span class="muted">no title</span>{{end}}</td><td><code>{{.URL}}</code></td><td>{{range .Tools}}<code>{{.}}</code><br>{{else}}<span class="muted">none</span>{{end}}</td><td class="servers">{{range .Servers}}<div class="server"><code>{{.Channel}}</code> {{if eq .Kind "iframe"}}<span class="muted">in an iframe of <code>{{.FrameOrigin}}</code></span> {{end}}{{count .Tools "tool" "tools"}}, {{count .Resources "resource" "resources"}}, {{count .Templates "template" "templates"}}, {{count .Prompts "prompt" "prompts"}}</div>{{else}}<span class="muted">none</span>{{end}}</td></tr>
 {{else}}<tr><td colspan="5" class="muted">no tabs</td></tr>{{end}}</table>
 <h2>Last calls</h2>
+<p><a id="session-spec" href="/session.yaml" download>Download the session's calls as a test spec</a> <span class="muted">(the recent calls; run it with <code>webmcp-cdp test FILE</code>; secrets are placeholders)</span></p>
 <table id="calls"><tr><th>when</th><th>tool</th><th>tab</th><th>took</th><th>result</th></tr>
 {{range .Calls}}<tr><td>{{.At.Format "15:04:05"}}</td><td><code>{{.Tool}}</code>{{if .Caller}} <span class="muted">by {{.Caller}}</span>{{end}}</td><td>{{.Tab}}</td><td class="took">{{took .Took}}</td><td>{{if .OK}}<span class="ok">ok</span>{{else}}<span class="err">error</span> {{.Error}}{{end}}</td></tr>
 {{else}}<tr><td colspan="5" class="muted">no calls yet</td></tr>{{end}}</table>
@@ -193,7 +195,7 @@ func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("X-Frame-Options", "DENY")
 	if h.token == "" {
-		h.render(w, r)
+		h.serve(w, r)
 		return
 	}
 	if v := r.URL.Query().Get("once"); v != "" {
@@ -206,7 +208,7 @@ func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.allowed(r) {
-		h.render(w, r)
+		h.serve(w, r)
 		return
 	}
 	h.deny(w, http.StatusUnauthorized, "This status page needs the one-time link that webmcp-cdp printed when it started.")
@@ -256,6 +258,33 @@ func (h *statusHandler) deny(w http.ResponseWriter, code int, why string) {
 	w.WriteHeader(code)
 	statusDenied.Execute(w, why)
 	h.newLink()
+}
+
+// sessionPath is where the status page offers the session's calls as a
+// spec of webmcp-cdp test.
+const sessionPath = "/session.yaml"
+
+// serve writes the page, or the session's spec.
+func (h *statusHandler) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == sessionPath {
+		h.session(w)
+		return
+	}
+	h.render(w, r)
+}
+
+// session writes the last calls of the session as a spec to download.
+func (h *statusHandler) session(w http.ResponseWriter) {
+	var b strings.Builder
+	if err := h.s.recorder.WriteSpec(&b); err != nil {
+		http.Error(w, "cannot write the session as a spec: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="webmcp-session.yaml"`)
+	w.Header().Set("Content-Security-Policy", "default-src 'none'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	io.WriteString(w, b.String())
 }
 
 // render writes the page.

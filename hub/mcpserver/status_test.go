@@ -236,3 +236,47 @@ func TestStatusPageBrowsers(t *testing.T) {
 		t.Errorf("the tabs are not grouped by browser (a·2 at %d, z·1 at %d, z·3 at %d)", a, z1, z3)
 	}
 }
+
+// TestStatusSessionSpec: the status page downloads the session's calls as
+// a spec, behind the same guard as the page (here a token), and links it.
+func TestStatusSessionSpec(t *testing.T) {
+	const token = "t0ken"
+	h := hub.New(echoBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
+	s := New(t.Context(), h, Options{Version: "test", Logger: slog.New(slog.DiscardHandler)})
+	h.TabOpened("T", "http://s.test/app", "App")
+	h.Update(core.Source{Key: "d", Tab: "T", Frame: "F", Origin: "http://s.test", URL: "http://s.test/app", Backend: "polyfill"},
+		[]core.Tool{{Name: "login", Description: "Log in.", InputSchema: []byte(`{"type":"object","properties":{"pin":{"type":"string"}}}`)}}, nil)
+	name := h.Tools()[0].Name
+	if res := h.Call(t.Context(), name, []byte(`{"pin":"98765"}`)); res.IsError {
+		t.Fatalf("call: %+v", res)
+	}
+	srv, err := s.ServeHTTP(HTTPOptions{Addr: "127.0.0.1:0", Token: token, StatusLink: func(string) {}}, make(chan error, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	get := func(path string, hdr http.Header) (int, http.Header, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", "http://"+srv.Addr()+path, nil)
+		req.Header = hdr
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+	if code, _, body := get("/session.yaml", nil); code != http.StatusUnauthorized || strings.Contains(body, "login") {
+		t.Errorf("without the token: %d\n%s", code, body)
+	}
+	auth := http.Header{"Authorization": {"Bearer " + token}}
+	code, hdr, body := get("/session.yaml", auth)
+	if code != http.StatusOK || !strings.Contains(hdr.Get("Content-Disposition"), "attachment") ||
+		!strings.Contains(body, "tool: login") || !strings.Contains(body, "pin: ${PIN}") || strings.Contains(body, "98765") {
+		t.Errorf("the session spec: %d %v\n%s", code, hdr, body)
+	}
+	if _, _, page := get("/", auth); !strings.Contains(page, `href="/session.yaml"`) {
+		t.Error("the status page does not link the session spec")
+	}
+}
