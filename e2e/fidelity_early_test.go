@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestToolsBeforeLoad: a tool the page registers reaches the client (in
+// the catalog, with list_changed) while the page's load event is still
+// held by an image the server does not answer: registration → client
+// waits for neither the load nor a timer. On both backends.
+func TestToolsBeforeLoad(t *testing.T) {
+	for _, be := range conformanceBackends {
+		t.Run(be.name, func(t *testing.T) {
+			release := make(chan struct{})
+			var held atomic.Int32
+			mux := http.NewServeMux()
+			mux.HandleFunc("/early", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				fmt.Fprint(w, `<!DOCTYPE html><title>early</title><script>
+document.modelContext.registerTool({name: "early_tool", description: "Registered before the load event.", execute: async () => document.readyState});
+</script><img src="/hold" alt="">`)
+			})
+			mux.HandleFunc("/hold", func(w http.ResponseWriter, r *http.Request) {
+				held.Add(1)
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+			})
+			srv := httptest.NewServer(mux)
+			defer srv.Close()
+			defer close(release) // before Close, which waits for /hold
+			// --wait-tools 0: the first tools/list answers at once, not once
+			// the start page loaded (it never does while /hold is held).
+			args := append(append([]string{"launch", "--headless", "--wait-tools", "0"}, be.args...), srv.URL+"/early")
+			c := start(t, args...)
+			deadline := time.After(20 * time.Second)
+			for {
+				select {
+				case <-c.changes:
+				case <-deadline:
+					t.Fatalf("no tools/list_changed brought early_tool within 20 s; tools: %v", names(c.tools()))
+				}
+				if len(toolWithSuffix(c.tools(), "early_tool")) == 1 {
+					break
+				}
+			}
+			if held.Load() == 0 {
+				t.Fatal("the page never asked for /hold: its load was not held, so the test shows nothing")
+			}
+			// The tool answers with the document's readyState: not yet
+			// "complete", as /hold is still unanswered.
+			got := c.call(toolWithSuffix(c.tools(), "early_tool")[0], map[string]any{})
+			if got.IsError || len(got.Content) != 1 {
+				t.Fatalf("calling early_tool before the load: %v", got.Content)
+			}
+			if text, ok := got.Content[0].(*mcp.TextContent); !ok || text.Text == "complete" {
+				t.Fatalf("early_tool answered %#v: the page had loaded", got.Content[0])
+			}
+		})
+	}
+}
