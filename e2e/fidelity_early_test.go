@@ -23,9 +23,9 @@ func TestToolsBeforeLoad(t *testing.T) {
 			mux := http.NewServeMux()
 			mux.HandleFunc("/early", func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")
-				fmt.Fprint(w, `<!DOCTYPE html><title>early</title><script>
+				fmt.Fprint(w, `<!DOCTYPE html><title>early</title><img src="/hold" alt=""><script>
 document.modelContext.registerTool({name: "early_tool", description: "Registered before the load event.", execute: async () => document.readyState});
-</script><img src="/hold" alt="">`)
+</script>`)
 			})
 			mux.HandleFunc("/hold", func(w http.ResponseWriter, r *http.Request) {
 				held.Add(1)
@@ -52,9 +52,6 @@ document.modelContext.registerTool({name: "early_tool", description: "Registered
 					break
 				}
 			}
-			if held.Load() == 0 {
-				t.Fatal("the page never asked for /hold: its load was not held, so the test shows nothing")
-			}
 			// The tool answers with the document's readyState: not yet
 			// "complete", as /hold is still unanswered.
 			got := c.call(toolWithSuffix(c.tools(), "early_tool")[0], map[string]any{})
@@ -63,6 +60,12 @@ document.modelContext.registerTool({name: "early_tool", description: "Registered
 			}
 			if text, ok := got.Content[0].(*mcp.TextContent); !ok || text.Text == "complete" {
 				t.Fatalf("early_tool answered %#v: the page had loaded", got.Content[0])
+			}
+			// And the page holds its load on /hold, as the test means it to.
+			for deadline := time.Now().Add(10 * time.Second); held.Load() == 0; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the page never asked for /hold, so nothing held its load")
+				}
 			}
 		})
 	}
