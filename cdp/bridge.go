@@ -94,14 +94,7 @@ func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
 		}
 		return
 	}
-	var first struct {
-		Info struct {
-			Native        bool   `json:"native"`
-			URL           string `json:"url"`
-			StartedBefore bool   `json:"startedBefore"`
-		} `json:"info"`
-		List toolList `json:"list"`
-	}
+	var first firstRead
 	if readErr == nil {
 		readErr = bridgeResult(ctx, read, &first)
 	}
@@ -153,6 +146,17 @@ func (b *Browser) adopt(d *docState, handle runtime.RemoteObjectID) {
 	default:
 		b.refreshLoop(d, nil)
 	}
+}
+
+// firstRead is the bridge's answer to adopt's read: the document's info
+// and its first list.
+type firstRead struct {
+	Info struct {
+		Native        bool   `json:"native"`
+		URL           string `json:"url"`
+		StartedBefore bool   `json:"startedBefore"`
+	} `json:"info"`
+	List toolList `json:"list"`
 }
 
 // scriptCameLate notes a tab whose document ran scripts of its own before

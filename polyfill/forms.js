@@ -22,6 +22,7 @@ if (!hasNative) installCurrent(); // (after the declarations it assigns)
 function installForms() {
   const H = G.HTMLFormElement.prototype;
   const qsa = Document.prototype.querySelectorAll;
+  const qs = Document.prototype.querySelector;
   const elQuerySelector = Element.prototype.querySelector;
   const matches = Element.prototype.matches;
   const getAttr = Element.prototype.getAttribute;
@@ -260,6 +261,7 @@ function installForms() {
         dirty = true;
       }
     });
+    watch(found.length > 0 || conflicts);
     if (dirty) changed();
   }
 
@@ -285,7 +287,11 @@ function installForms() {
     }
   };
 
-  // Only mutations that can touch a tool form cause a sync.
+  // Only mutations that can touch a tool form cause a sync. Until the
+  // document has a form with a toolname (most documents never do), the
+  // observer watches only for one (narrow, below): that costs a document
+  // little however large its DOM, where the wide watch below costs a page
+  // of a few thousand elements about 10 ms of its load.
   const FORMISH = new SafeSet();
   for (const tag of ['form', 'input', 'select', 'textarea', 'option', 'optgroup', 'fieldset', 'label', 'datalist']) FORMISH.add(tag); // (before the page)
   function relevant(records) {
@@ -307,19 +313,48 @@ function installForms() {
     }
     return false;
   }
+  // mayAddToolForm says whether records may have brought a form with a
+  // toolname (the narrow watch): an attribute record is one of toolname or
+  // tooldescription; an added element is such a form or holds one. A
+  // large batch (a page being parsed) costs one query of the document
+  // instead of a look at each record.
+  function mayAddToolForm(records) {
+    if (records.length > 64) return call(qs, doc, 'form[toolname]') !== null;
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i];
+      if (r.type === 'attributes') return true;
+      const added = r.addedNodes;
+      for (let j = 0; j < added.length; j++) {
+        const n = added[j];
+        if (n.nodeType !== 1) continue;
+        if (call(localName, n) === 'form' ? call(hasAttr, n, 'toolname') : call(elQuerySelector, n, 'form[toolname]') !== null) return true;
+      }
+    }
+    return false;
+  }
   let syncQueued = false;
+  let wide = false; // the document has a form with a toolname: watch all it reads
   const MOobserve = G.MutationObserver.prototype.observe;
   const MOdisconnect = G.MutationObserver.prototype.disconnect;
   const observer = new G.MutationObserver((records) => {
-    if (syncQueued || !relevant(records)) return;
+    if (syncQueued || !(wide ? relevant(records) : mayAddToolForm(records))) return;
     syncQueued = true;
     queueMicro(() => { syncQueued = false; sync(); });
   });
-  const observe = () => call(MOobserve, observer, doc, {
+  const WIDE = {
     subtree: true, childList: true, attributes: true,
     attributeFilter: ['toolname', 'tooldescription', 'tooltitle', 'toolautosubmit', 'toolparamdescription', 'name', 'type', 'required',
       'disabled', 'value', 'multiple', 'min', 'max', 'step', 'pattern', 'minlength', 'maxlength', 'form', 'for', 'id', 'label'],
-  });
+  };
+  const NARROW = { subtree: true, childList: true, attributes: true, attributeFilter: ['toolname', 'tooldescription'] };
+  const observe = () => call(MOobserve, observer, doc, wide ? WIDE : NARROW);
+  // watch switches between the watches (observe again replaces the
+  // options; records already queued are still delivered).
+  function watch(w) {
+    if (w === wide) return;
+    wide = w;
+    observe();
+  }
   observe();
   ArrayPush(onNewDocument, () => {
     call(MOdisconnect, observer);

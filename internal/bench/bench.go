@@ -70,7 +70,7 @@ type Options struct {
 
 // RowGroups names the groups of rows Options.Rows can select, in the order
 // they run.
-var RowGroups = []string{"startup", "stdio", "pageserver", "http", "surface", "attach", "browsers", "grid"}
+var RowGroups = []string{"startup", "stdio", "pageserver", "http", "surface", "attach", "browsers", "pagescript", "navload", "grid"}
 
 // selected reports whether the row group named group is to be measured.
 func (o *Options) selected(group string) bool {
@@ -130,7 +130,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serving the bench page: %w", err)
 	}
-	srv := &http.Server{Handler: fixtures.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("/", fixtures.Handler())
+	mux.HandleFunc(largePath, largePage) // pagecost.go
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
 	page := "http://" + ln.Addr().String() + "/bench/"
@@ -183,6 +186,16 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if opts.selected("browsers") {
 		if err := browsersRows(ctx, opts.Binary, page, opts.Calls, raw, add); err != nil { // browsers.go
+			return nil, err
+		}
+	}
+	if opts.selected("pagescript") {
+		if err := scriptCostRows(ctx, "http://"+ln.Addr().String(), add); err != nil { // pagecost.go
+			return nil, err
+		}
+	}
+	if opts.selected("navload") {
+		if err := navLoadRows(ctx, opts.Binary, page, add); err != nil { // navload.go
 			return nil, err
 		}
 	}

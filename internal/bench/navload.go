@@ -1,0 +1,253 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	cdpt "github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
+)
+
+// navLoadRuns is the number of measured navigations of each navload row.
+const navLoadRuns = 30
+
+// navLoadRows adds, per backend, the navigation rows seen from outside: a
+// browser that `webmcp-cdp attach` follows and a bare browser of the same
+// flags (no webmcp-cdp) navigate a tab each to the same ten-tool page in
+// turn. For the attached tab it times navigation start → the tab's own
+// load event and → the client having list_changed and the ten new tools;
+// for the bare tab, navigation start → load. A third tab, in the bare
+// browser, is set up as webmcp-cdp sets up a tab (the page script and the
+// same domains) with no webmcp-cdp behind it: what the browser's side
+// costs, apart from webmcp-cdp's reading and the CPU it takes. The ratios
+// are of p50s, and the median of each navigation's ratio to the bare one
+// next to it (which load on a shared machine moves less).
+func navLoadRows(ctx context.Context, bin, url string, add func(what, value string)) error {
+	for _, side := range backendSides {
+		m, err := navLoad(ctx, bin, url, side)
+		if err != nil {
+			return fmt.Errorf("navload (%s): %w", side.name, err)
+		}
+		cell := func(l Latencies) string {
+			return fmt.Sprintf("%s; %s bare (p50s), paired median %s", l.summary(), times(float64(l.Percentile(50)), float64(m.bare.Percentile(50))), pairedRatio(l, m.bare))
+		}
+		add(fmt.Sprintf("%s: bare browser, navigation start → load (%d navigations, interleaved)", side.name, navLoadRuns), m.bare.summary())
+		add(fmt.Sprintf("%s: bare browser, a tab set up as webmcp-cdp sets one up, no webmcp-cdp: navigation start → load", side.name), cell(m.setup))
+		add(fmt.Sprintf("%s: attached tab, navigation start → its load (target ≤ 1.1× bare)", side.name), cell(m.load))
+		add(fmt.Sprintf("%s: attached tab, navigation start → client has list_changed and the 10 tools (target ≤ 1.2× bare load)", side.name), cell(m.tools))
+	}
+	return nil
+}
+
+// pairedRatio is the median of a[i]/b[i].
+func pairedRatio(a, b Latencies) string {
+	r := make([]float64, 0, len(a))
+	for i := range min(len(a), len(b)) {
+		if b[i] > 0 {
+			r = append(r, float64(a[i])/float64(b[i]))
+		}
+	}
+	if len(r) == 0 {
+		return "n/a"
+	}
+	slices.Sort(r)
+	return strconv.FormatFloat(r[(len(r)-1)/2], 'f', 2, 64) + "×"
+}
+
+// navMeasures are the samples of navLoad, one per navigation of each tab.
+type navMeasures struct{ bare, setup, load, tools Latencies }
+
+// navLoad measures one backend of navLoadRows.
+func navLoad(ctx context.Context, bin, url string, side backendSide) (navMeasures, error) {
+	var m navMeasures
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	bareProc, err := cdp.Launch(ctx, cdp.LaunchOptions{Headless: true, EnableNative: side.native, Logger: quiet})
+	if err != nil {
+		return m, fmt.Errorf("launching the bare browser: %w", err)
+	}
+	defer bareProc.Close()
+	bareSess, err := blankTab(ctx, bareProc.Conn())
+	if err != nil {
+		return m, err
+	}
+	bareNav, err := loadNavigator(ctx, bareSess)
+	if err != nil {
+		return m, err
+	}
+	setupNav, err := setUpTab(ctx, bareProc.Conn(), side)
+	if err != nil {
+		return m, err
+	}
+
+	dir, err := os.MkdirTemp("", "webmcp-cdp-bench-")
+	if err != nil {
+		return m, fmt.Errorf("making a profile: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{Headless: true, UserDataDir: dir, EnableNative: side.native, Args: []string{"--remote-debugging-port=0"}, Logger: quiet})
+	if err != nil {
+		return m, fmt.Errorf("launching the attached browser: %w", err)
+	}
+	defer proc.Close()
+	sess, err := blankTab(ctx, proc.Conn())
+	if err != nil {
+		return m, err
+	}
+	nav, err := loadNavigator(ctx, sess)
+	if err != nil {
+		return m, err
+	}
+	s := &server{changes: make(chan struct{}, 1024)}
+	s.cmd = exec.Command(bin, "attach", "--auto-connect", "--user-data-dir", dir, "--state-dir", "", "--backend", string(side.backend), "--log-level", "warn")
+	s.cmd.Stderr = os.Stderr
+	cs, err := newClient(s.changes).Connect(ctx, &mcp.CommandTransport{Command: s.cmd}, nil)
+	if err != nil {
+		return m, fmt.Errorf("starting %s attach: %w", bin, err)
+	}
+	s.cs = cs
+	defer s.close()
+	if _, err := listAll(ctx, cs); err != nil { // the first list: attach is in place
+		return m, err
+	}
+
+	const warm = 2 // navigations not counted
+	for i := range navLoadRuns + warm {
+		prefix := ""
+		if i%2 == 0 {
+			prefix = fmt.Sprintf("n%d_", i)
+		}
+		u := url + "?p=" + prefix
+		timed := func(nav func(context.Context, string) error, into *Latencies) func() error {
+			return func() error {
+				nctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				defer cancel()
+				t0 := time.Now()
+				if err := nav(nctx, u); err != nil {
+					return err
+				}
+				if i >= warm {
+					*into = append(*into, time.Since(t0))
+				}
+				return nil
+			}
+		}
+		attached := func() error {
+			for len(s.changes) > 0 {
+				<-s.changes
+			}
+			nctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			loaded := make(chan error, 1)
+			t0 := time.Now()
+			var loadTook time.Duration
+			go func() {
+				err := nav(nctx, u)
+				loadTook = time.Since(t0)
+				loaded <- err
+			}()
+			err := waitTen(nctx, s, prefix)
+			toolsTook := time.Since(t0)
+			if lerr := <-loaded; err == nil {
+				err = lerr
+			}
+			if err != nil {
+				return fmt.Errorf("attached tab: %w", err)
+			}
+			if i >= warm {
+				m.load = append(m.load, loadTook)
+				m.tools = append(m.tools, toolsTook)
+			}
+			return nil
+		}
+		// Each round goes through the three tabs, starting one further on.
+		steps := []func() error{timed(bareNav, &m.bare), timed(setupNav, &m.setup), attached}
+		for j := range steps {
+			if err := steps[(i+j)%len(steps)](); err != nil {
+				return m, fmt.Errorf("navigation %d: %w", i+1, err)
+			}
+		}
+	}
+	return m, nil
+}
+
+// setUpTab opens a tab through conn set up as webmcp-cdp sets up a tab of
+// side's backend (Runtime.enable, the binding, Page.enable, the page
+// script, Network.enable on the polyfill backend, WebMCP.enable on the
+// native one), with nothing reading what it reports, and returns its
+// navigator.
+func setUpTab(ctx context.Context, conn *cdp.Conn, side backendSide) (func(context.Context, string) error, error) {
+	nonce := make([]byte, 8)
+	rand.Read(nonce)
+	binding := "benchBinding" + hex.EncodeToString(nonce)
+	script, err := polyfill.Script(polyfill.Options{Nonce: hex.EncodeToString(nonce), Binding: binding, Backend: side.backend})
+	if err != nil {
+		return nil, err
+	}
+	sess, nav, err := instrumentedTab(ctx, conn, binding, []string{script})
+	if err != nil {
+		return nil, err
+	}
+	method, params := "Network.enable", any(map[string]any{"maxTotalBufferSize": 1024, "maxResourceBufferSize": 1024})
+	if side.native {
+		method, params = "WebMCP.enable", nil
+	}
+	if err := sess.Call(ctx, method, params, nil); err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	return nav, nil
+}
+
+// waitTen waits for list_changed notifications until the client lists the
+// ten bench tools of prefix.
+func waitTen(ctx context.Context, s *server, prefix string) error {
+	for {
+		select {
+		case <-s.changes:
+		case <-ctx.Done():
+			return fmt.Errorf("the client did not get the ten tools of %q: %w", prefix, ctx.Err())
+		}
+		list, err := listAll(ctx, s.cs)
+		if err != nil {
+			return err
+		}
+		count := 0
+		for _, t := range list {
+			src, _ := t.Meta["webmcp-cdp/source"].(map[string]any)
+			name, _ := src["tool"].(string)
+			if strings.HasPrefix(name, prefix+"echo_") && (prefix != "" || !strings.HasPrefix(name, "n")) {
+				count++
+			}
+		}
+		if count == 10 {
+			return nil
+		}
+	}
+}
+
+// blankTab opens an about:blank tab through conn and attaches to it.
+func blankTab(ctx context.Context, conn *cdp.Conn) (*cdp.Session, error) {
+	created, err := cdpt.Call(ctx, conn.Browser(), target.CreateTarget, target.CreateTargetParams{URL: "about:blank"})
+	if err != nil {
+		return nil, fmt.Errorf("opening a tab: %w", err)
+	}
+	flatten := true
+	att, err := cdpt.Call(ctx, conn.Browser(), target.AttachToTarget, target.AttachToTargetParams{TargetID: created.TargetID, Flatten: &flatten})
+	if err != nil {
+		return nil, fmt.Errorf("attaching to a tab: %w", err)
+	}
+	return conn.Attach(att.SessionID), nil
+}
