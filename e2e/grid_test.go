@@ -169,7 +169,9 @@ func TestGridLeftovers(t *testing.T) {
 		t.Errorf("the log does not name the process that left the session (pid %d)", first.cmd.Process.Pid)
 	}
 	second.cs.Close()
-	if err := g.do("DELETE", "/session/"+left, nil, nil); err != nil {
+	// Deleted here, or already ended by the nodes' idle timeout
+	// (gridSessionTimeout), which a loaded machine can reach by now.
+	if err := g.do("DELETE", "/session/"+left, nil, nil); err != nil && !strings.Contains(err.Error(), "invalid session id") {
 		t.Fatal(err)
 	}
 	g.waitNoSessions(t, 10*time.Second)
