@@ -17,6 +17,7 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/telemetry"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 
@@ -57,6 +58,9 @@ type serveFlags struct {
 	// viewport is launch's --viewport (attach leaves the user's tabs
 	// their size).
 	viewport viewportValue
+	// tel is the telemetry --metrics, --http and OTEL_* turned on (nil:
+	// none; browserFlags.makeTelemetry).
+	tel *telemetry.Telemetry
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -171,18 +175,20 @@ func (f *serveFlags) hubOptions(logger *slog.Logger) hub.Options {
 		CacheTTL: f.cacheTTL,
 		Names:    f.names,
 		Logger:   logger,
+		Observer: f.tel.Observer(),
 	}
 }
 
 // serverOptions are the MCP server's options, but for Tabs and FirstList.
 func (f *serveFlags) serverOptions(logger *slog.Logger) mcpserver.Options {
 	return mcpserver.Options{
-		Version:     version,
-		Logger:      logger,
-		Dialogs:     mcpserver.DialogPolicy(f.dialogs),
-		Confirm:     mcpserver.ConfirmPolicy(f.confirm),
-		CallTimeout: f.callTimeout,
-		List:        f.listing,
+		Version:      version,
+		Logger:       logger,
+		Dialogs:      mcpserver.DialogPolicy(f.dialogs),
+		Confirm:      mcpserver.ConfirmPolicy(f.confirm),
+		CallTimeout:  f.callTimeout,
+		List:         f.listing,
+		TraceContext: f.tel.TraceContext(),
 	}
 }
 
@@ -201,6 +207,8 @@ type session struct {
 	settle    time.Duration // --settle
 	// regs notes the start pages' loads and registrations until then.
 	regs *registrations
+	// metrics are served at /metrics of --http (nil: off).
+	metrics *telemetry.Metrics
 }
 
 // startSession instruments the browser behind conn and builds the MCP
@@ -225,6 +233,7 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 	firstList := make(chan struct{})
 	opts.FirstList = firstList
 	srv := mcpserver.New(ctx, h, opts)
+	watchTelemetry(f.tel, h, srv, nil)
 	regs := newRegistrations(&tabLog{Hub: h, log: logger, tabs: map[string]tabSeen{}})
 	if err := b.Start(ctx, regs); err != nil {
 		return nil, err

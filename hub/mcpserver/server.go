@@ -60,6 +60,11 @@ type Options struct {
 	// List says which page tools tools/list holds (default all of them;
 	// see listfilter.go).
 	List ListPolicy
+	// TraceContext, when set, is given the W3C traceparent and tracestate
+	// a client sent in a tools/call's _meta, and returns the context the
+	// call runs in (internal/telemetry makes the client's span the parent
+	// of the call's). Nil: the keys are not read.
+	TraceContext func(ctx context.Context, traceparent, tracestate string) context.Context
 }
 
 // Server is an MCP server over a hub.
@@ -306,6 +311,7 @@ func (s *Server) lastListed(name string) (hub.RoutedTool, *pageTool) {
 func (s *Server) callHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p := req.Params
+		ctx = s.traceContext(ctx, p.Meta)
 		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canAsk(req.Session) && !s.pageServerTool(name) {
 			return s.callNow(ctx, name, p.Arguments)
 		}

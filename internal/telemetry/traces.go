@@ -1,0 +1,218 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/webmcp-cdp/webmcp-cdp/hub"
+)
+
+// The attributes of the spans. mcp.* and gen_ai.* follow OpenTelemetry's
+// semantic conventions for MCP and for tool execution (status:
+// development); webmcp_cdp.* are this server's own.
+const (
+	attrMCPMethod     = attribute.Key("mcp.method.name")
+	attrToolName      = attribute.Key("gen_ai.tool.name")
+	attrOperation     = attribute.Key("gen_ai.operation.name")
+	attrErrorType     = attribute.Key("error.type")
+	attrSite          = attribute.Key("webmcp_cdp.site")
+	attrTab           = attribute.Key("webmcp_cdp.tab")
+	attrBrowser       = attribute.Key("webmcp_cdp.browser")
+	attrResult        = attribute.Key("webmcp_cdp.result")
+	attrPageTool      = attribute.Key("webmcp_cdp.page_tool")
+	attrCached        = attribute.Key("webmcp_cdp.cached")
+	attrURL           = attribute.Key("url.full")
+	attrTools         = attribute.Key("webmcp_cdp.tools")
+	methodToolsCall   = "tools/call"
+	operationExecTool = "execute_tool"
+)
+
+// Span names of the steps of a call and of a registration.
+const (
+	SpanValidate     = "validate arguments"
+	SpanRoundTrip    = "cdp round trip"
+	SpanRegistration = "navigation registers tools"
+)
+
+// tracerName names the instrumentation scope.
+const tracerName = "github.com/webmcp-cdp/webmcp-cdp/internal/telemetry"
+
+// Traces makes the spans and exports them over OTLP.
+type Traces struct {
+	provider *sdktrace.TracerProvider
+	tracer   trace.Tracer
+	prop     propagation.TraceContext
+}
+
+// TracesEnabled says whether the environment asks for traces: an OTLP
+// endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), or OTEL_TRACES_EXPORTER names an
+// exporter other than none, and OTEL_SDK_DISABLED is not true.
+func TracesEnabled(getenv func(string) string) bool {
+	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
+		return false
+	}
+	if e := getenv("OTEL_TRACES_EXPORTER"); e != "" {
+		return e != "none"
+	}
+	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// NewTraces sets up the OTel SDK from the environment: the exporter
+// (OTEL_TRACES_EXPORTER: otlp, the default, or none), its protocol
+// (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL:
+// http/protobuf, the default, or grpc), its endpoint, headers, timeout and
+// TLS (OTEL_EXPORTER_OTLP_*, read by the exporter), the sampler
+// (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG; default parentbased_always_on),
+// the batch processor (OTEL_BSP_*) and the resource (OTEL_SERVICE_NAME,
+// OTEL_RESOURCE_ATTRIBUTES; service.name defaults to webmcp-cdp). It
+// returns nil when TracesEnabled is false.
+func NewTraces(ctx context.Context, getenv func(string) string, version string) (*Traces, error) {
+	if !TracesEnabled(getenv) {
+		return nil, nil
+	}
+	if e := getenv("OTEL_TRACES_EXPORTER"); e != "" && e != "otlp" {
+		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%s: webmcp-cdp exports traces over OTLP only; set it to otlp, or none to turn traces off", e)
+	}
+	exp, err := newExporter(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	res, err := resource.New(ctx,
+		resource.WithAttributes(attribute.String("service.name", "webmcp-cdp"), attribute.String("service.version", version)),
+		resource.WithFromEnv(), resource.WithTelemetrySDK())
+	if err != nil {
+		return nil, fmt.Errorf("the OpenTelemetry resource (OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME): %w", err)
+	}
+	return tracesOf(sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), version), nil
+}
+
+// tracesOf makes the spans on p.
+func tracesOf(p *sdktrace.TracerProvider, version string) *Traces {
+	return &Traces{provider: p, tracer: p.Tracer(tracerName, trace.WithInstrumentationVersion(version))}
+}
+
+// newExporter makes the OTLP exporter of the protocol the environment asks
+// for; the exporter reads the rest of OTEL_EXPORTER_OTLP_* itself.
+func newExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error) {
+	proto := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	if proto == "" {
+		proto = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	switch proto {
+	case "", "http/protobuf":
+		exp, err := otlptracehttp.New(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("the OTLP/HTTP trace exporter (OTEL_EXPORTER_OTLP_*): %w", err)
+		}
+		return exp, nil
+	case "grpc":
+		return newGRPCExporter(ctx)
+	default:
+		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: webmcp-cdp exports traces over http/protobuf (the default) or grpc", proto)
+	}
+}
+
+// Shutdown exports the spans still buffered and stops the exporter, within
+// ctx.
+func (t *Traces) Shutdown(ctx context.Context) error {
+	if err := t.provider.Shutdown(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("exporting the last traces: %w", err)
+	}
+	return nil
+}
+
+// TraceContext returns ctx with the client's span (a W3C traceparent and
+// tracestate) as the remote parent of the call's span; a value that does
+// not parse leaves ctx as it is.
+func (t *Traces) TraceContext(ctx context.Context, traceparent, tracestate string) context.Context {
+	return t.prop.Extract(ctx, carrier{traceparent: traceparent, tracestate: tracestate})
+}
+
+// carrier hands the two values to the propagator without a map.
+type carrier struct{ traceparent, tracestate string }
+
+func (c carrier) Get(key string) string {
+	switch key {
+	case "traceparent":
+		return c.traceparent
+	case "tracestate":
+		return c.tracestate
+	}
+	return ""
+}
+func (c carrier) Set(string, string) {}
+func (c carrier) Keys() []string     { return []string{"traceparent", "tracestate"} }
+
+// call makes the spans of a finished call: "tools/call TOOL" (kind server,
+// under the client's span when it sent one) with a child for the argument
+// check and one for the browser's round trip.
+func (t *Traces) call(ctx context.Context, c *hub.CallTrace) {
+	attrs := []attribute.KeyValue{
+		attrMCPMethod.String(methodToolsCall),
+		attrOperation.String(operationExecTool),
+		attrToolName.String(c.Tool),
+		attrResult.String(string(c.Result)),
+	}
+	if c.Origin != "" {
+		attrs = append(attrs, attrSite.String(c.Origin))
+	}
+	if c.PageTool != "" {
+		attrs = append(attrs, attrPageTool.String(c.PageTool))
+	}
+	if c.Tab != 0 {
+		attrs = append(attrs, attrTab.Int(c.Tab))
+	}
+	if c.Browser != "" {
+		attrs = append(attrs, attrBrowser.String(c.Browser))
+	}
+	if c.Cached {
+		attrs = append(attrs, attrCached.Bool(true))
+	}
+	if c.Result != hub.ResultOK {
+		attrs = append(attrs, attrErrorType.String(errorType(c.Result)))
+	}
+	ctx, span := t.tracer.Start(ctx, methodToolsCall+" "+c.Tool, trace.WithTimestamp(c.Start),
+		trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	if !c.ValidateStart.IsZero() {
+		_, s := t.tracer.Start(ctx, SpanValidate, trace.WithTimestamp(c.ValidateStart))
+		s.End(trace.WithTimestamp(c.ValidateEnd))
+	}
+	if !c.InvokeStart.IsZero() {
+		_, s := t.tracer.Start(ctx, SpanRoundTrip, trace.WithTimestamp(c.InvokeStart), trace.WithSpanKind(trace.SpanKindClient))
+		s.End(trace.WithTimestamp(c.InvokeEnd))
+	}
+	if c.Result != hub.ResultOK {
+		span.SetStatus(codes.Error, c.Error)
+	}
+	span.End(trace.WithTimestamp(c.End))
+}
+
+// errorType is the error.type of a call that did not end ok: tool_error
+// (MCP's convention for a result with isError) or the result.
+func errorType(r hub.CallResult) string {
+	if r == hub.ResultError {
+		return "tool_error"
+	}
+	return string(r)
+}
+
+// registration makes the span of a navigation that registered tools.
+func (t *Traces) registration(r hub.Registration) {
+	attrs := []attribute.KeyValue{attrSite.String(r.Origin), attrURL.String(r.URL), attrTab.Int(r.Tab), attrTools.Int(r.Tools)}
+	if r.Browser != "" {
+		attrs = append(attrs, attrBrowser.String(r.Browser))
+	}
+	_, span := t.tracer.Start(context.Background(), SpanRegistration, trace.WithTimestamp(r.Start), trace.WithAttributes(attrs...))
+	span.End(trace.WithTimestamp(r.End))
+}
