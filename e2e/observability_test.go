@@ -202,13 +202,16 @@ func TestObservability(t *testing.T) {
 				top = s.span.GetSpanId()
 			}
 		}
-		kids := 0
+		kids, inTrace := 0, 0
 		for _, s := range spans {
 			if top != nil && bytes.Equal(s.span.GetParentSpanId(), top) {
 				kids++
 			}
+			if hex.EncodeToString(s.span.GetTraceId()) == traceID {
+				inTrace++
+			}
 		}
-		return kids == 2
+		return kids == 2 && inTrace == 4 // and the page's, under the round trip
 	})
 	var call receivedSpan
 	children := map[string]*tracepb.Span{}
@@ -247,6 +250,20 @@ func TestObservability(t *testing.T) {
 		if s.GetStartTimeUnixNano() < call.span.GetStartTimeUnixNano() || s.GetEndTimeUnixNano() > call.span.GetEndTimeUnixNano() {
 			t.Errorf("%q is not within the call's time", name)
 		}
+	}
+
+	// The page's execution, under the round trip, within it.
+	rt := children["cdp round trip"]
+	var page *tracepb.Span
+	for _, s := range spans {
+		if rt != nil && bytes.Equal(s.span.GetParentSpanId(), rt.GetSpanId()) && s.span.GetName() == "page execute" {
+			page = s.span
+		}
+	}
+	if page == nil {
+		t.Errorf("no \"page execute\" span under the round trip")
+	} else if page.GetStartTimeUnixNano() < rt.GetStartTimeUnixNano() || page.GetEndTimeUnixNano() > rt.GetEndTimeUnixNano() {
+		t.Errorf("the page's span is not within the round trip")
 	}
 
 	// The failed call's span is an error; the navigation's span is there.

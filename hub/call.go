@@ -125,6 +125,9 @@ func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args
 	n.trace.InvokeStart = n.now()
 	out, err := h.invokeDoc(callCtx, c.doc, c.tool, args)
 	n.trace.InvokeEnd = n.now()
+	if n.timed {
+		n.trace.PageTook, n.trace.PageTimed = out.PageTook, out.PageTimed
+	}
 	if debug {
 		h.logger.Debug("tool call", "name", name, "tab", t.n, "took", time.Since(start), "err", err)
 	}

@@ -73,6 +73,10 @@ type CallTrace struct {
 	// InvokeStart and InvokeEnd bound the browser's round trip (CDP, or
 	// the page server's session) of the last attempt.
 	InvokeStart, InvokeEnd time.Time
+	// PageTook is how long the tool's execute took in the page, by the
+	// page's clock, when PageTimed says the page reported it.
+	PageTook  time.Duration
+	PageTimed bool
 }
 
 // Registration is a document whose tools entered the catalog for the first

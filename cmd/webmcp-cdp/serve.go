@@ -154,6 +154,7 @@ func (f *serveFlags) cdpOptions(backend polyfill.Backend, reloadExisting bool, l
 		ViewportWidth:  f.viewport.w,
 		ViewportHeight: f.viewport.h,
 		Logger:         logger,
+		PageTimes:      f.tel.Tracing(),
 	}
 }
 

@@ -32,6 +32,10 @@ func (t *Telemetry) Observer() hub.Observer {
 	return t
 }
 
+// Tracing says whether traces are on (the browser is then asked to time
+// each tool's execute in the page).
+func (t *Telemetry) Tracing() bool { return t != nil && t.Traces != nil }
+
 // TraceContext returns the func that mcpserver.Options.TraceContext takes,
 // or nil when traces are off (the _meta keys are then not read).
 func (t *Telemetry) TraceContext() func(ctx context.Context, traceparent, tracestate string) context.Context {

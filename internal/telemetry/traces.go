@@ -41,6 +41,7 @@ const (
 const (
 	SpanValidate     = "validate arguments"
 	SpanRoundTrip    = "cdp round trip"
+	SpanPage         = "page execute"
 	SpanRegistration = "navigation registers tools"
 )
 
@@ -189,7 +190,14 @@ func (t *Traces) call(ctx context.Context, c *hub.CallTrace) {
 		s.End(trace.WithTimestamp(c.ValidateEnd))
 	}
 	if !c.InvokeStart.IsZero() {
-		_, s := t.tracer.Start(ctx, SpanRoundTrip, trace.WithTimestamp(c.InvokeStart), trace.WithSpanKind(trace.SpanKindClient))
+		rtCtx, s := t.tracer.Start(ctx, SpanRoundTrip, trace.WithTimestamp(c.InvokeStart), trace.WithSpanKind(trace.SpanKindClient))
+		if rt := c.InvokeEnd.Sub(c.InvokeStart); c.PageTimed && c.PageTook <= rt {
+			// The page's clock is not ours: its span is centred in the
+			// round trip, whose rest is the way there and back.
+			start := c.InvokeStart.Add((rt - c.PageTook) / 2)
+			_, p := t.tracer.Start(rtCtx, SpanPage, trace.WithTimestamp(start))
+			p.End(trace.WithTimestamp(start.Add(c.PageTook)))
+		}
 		s.End(trace.WithTimestamp(c.InvokeEnd))
 	}
 	if c.Result != hub.ResultOK {

@@ -66,6 +66,7 @@ func TestCallSpanTree(t *testing.T) {
 		Tool: "shop_search", PageTool: "search", Origin: "https://shop.example", Tab: 2, Browser: "b1", Result: hub.ResultError, Error: "boom",
 		Start: t0, ValidateStart: t0.Add(time.Millisecond), ValidateEnd: t0.Add(2 * time.Millisecond),
 		InvokeStart: t0.Add(3 * time.Millisecond), InvokeEnd: t0.Add(9 * time.Millisecond), End: t0.Add(10 * time.Millisecond),
+		PageTook: 2 * time.Millisecond, PageTimed: true,
 	})
 	spans := exp.GetSpans()
 	byName := map[string]tracetest.SpanStub{}
@@ -73,7 +74,7 @@ func TestCallSpanTree(t *testing.T) {
 		byName[s.Name] = s
 	}
 	root, ok := byName["tools/call shop_search"]
-	if !ok || len(spans) != 3 {
+	if !ok || len(spans) != 4 {
 		t.Fatalf("spans %v", names(spans))
 	}
 	if root.SpanContext.TraceID().String() != traceID || root.Parent.SpanID().String() != parentID || !root.Parent.IsRemote() {
@@ -99,8 +100,13 @@ func TestCallSpanTree(t *testing.T) {
 			t.Errorf("%s: not a child of the call span (%v)", name, ok)
 		}
 	}
-	if d := byName[SpanRoundTrip].EndTime.Sub(byName[SpanRoundTrip].StartTime); d != 6*time.Millisecond {
+	rt, page := byName[SpanRoundTrip], byName[SpanPage]
+	if d := rt.EndTime.Sub(rt.StartTime); d != 6*time.Millisecond {
 		t.Errorf("round trip %v, want 6ms", d)
+	}
+	// The page's 2 ms, centred in the 6 ms round trip.
+	if page.Parent.SpanID() != rt.SpanContext.SpanID() || !page.StartTime.Equal(t0.Add(5*time.Millisecond)) || !page.EndTime.Equal(t0.Add(7*time.Millisecond)) {
+		t.Errorf("page span under %s at %v..%v, want under the round trip at 5..7 ms", page.Parent.SpanID(), page.StartTime.Sub(t0), page.EndTime.Sub(t0))
 	}
 }
 
