@@ -187,13 +187,4 @@ const maxSiteLabel = 200
 
 // SiteLabel is the site label of an origin: the origin, cut to 200 bytes
 // (a cut label ends in "…"; Prometheus takes any UTF-8).
-func SiteLabel(origin string) string {
-	if len(origin) <= maxSiteLabel {
-		return origin
-	}
-	cut := maxSiteLabel
-	for cut > 0 && origin[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return origin[:cut] + "…"
-}
+func SiteLabel(origin string) string { return cut(origin, maxSiteLabel) }

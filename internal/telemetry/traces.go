@@ -162,14 +162,14 @@ func (t *Traces) call(ctx context.Context, c *hub.CallTrace) {
 	attrs := []attribute.KeyValue{
 		attrMCPMethod.String(methodToolsCall),
 		attrOperation.String(operationExecTool),
-		attrToolName.String(c.Tool),
+		attrToolName.String(cut(c.Tool, maxToolName)),
 		attrResult.String(string(c.Result)),
 	}
 	if c.Origin != "" {
-		attrs = append(attrs, attrSite.String(c.Origin))
+		attrs = append(attrs, attrSite.String(cut(c.Origin, maxURL)))
 	}
 	if c.PageTool != "" {
-		attrs = append(attrs, attrPageTool.String(c.PageTool))
+		attrs = append(attrs, attrPageTool.String(cut(c.PageTool, maxToolName)))
 	}
 	if c.Tab != 0 {
 		attrs = append(attrs, attrTab.Int(c.Tab))
@@ -183,7 +183,13 @@ func (t *Traces) call(ctx context.Context, c *hub.CallTrace) {
 	if c.Result != hub.ResultOK {
 		attrs = append(attrs, attrErrorType.String(errorType(c.Result)))
 	}
-	ctx, span := t.tracer.Start(ctx, methodToolsCall+" "+c.Tool, trace.WithTimestamp(c.Start),
+	// The tool in the span's name only when it is one the hub knows: a
+	// client's made-up names would make as many span names.
+	name := methodToolsCall
+	if c.PageTool != "" {
+		name += " " + c.Tool
+	}
+	ctx, span := t.tracer.Start(ctx, name, trace.WithTimestamp(c.Start),
 		trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	if !c.ValidateStart.IsZero() {
 		_, s := t.tracer.Start(ctx, SpanValidate, trace.WithTimestamp(c.ValidateStart))
@@ -206,6 +212,24 @@ func (t *Traces) call(ctx context.Context, c *hub.CallTrace) {
 	span.End(trace.WithTimestamp(c.End))
 }
 
+// Bounds of the strings a span takes from clients and pages.
+const (
+	maxToolName = 256
+	maxURL      = 2048
+)
+
+// cut returns s cut to at most n bytes at a rune boundary, marked with "…"
+// when cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 // errorType is the error.type of a call that did not end ok: tool_error
 // (MCP's convention for a result with isError) or the result.
 func errorType(r hub.CallResult) string {
@@ -217,7 +241,7 @@ func errorType(r hub.CallResult) string {
 
 // registration makes the span of a navigation that registered tools.
 func (t *Traces) registration(r hub.Registration) {
-	attrs := []attribute.KeyValue{attrSite.String(r.Origin), attrURL.String(r.URL), attrTab.Int(r.Tab), attrTools.Int(r.Tools)}
+	attrs := []attribute.KeyValue{attrSite.String(r.Origin), attrURL.String(cut(r.URL, maxURL)), attrTab.Int(r.Tab), attrTools.Int(r.Tools)}
 	if r.Browser != "" {
 		attrs = append(attrs, attrBrowser.String(r.Browser))
 	}

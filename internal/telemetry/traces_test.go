@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,6 +108,24 @@ func TestCallSpanTree(t *testing.T) {
 	// The page's 2 ms, centred in the 6 ms round trip.
 	if page.Parent.SpanID() != rt.SpanContext.SpanID() || !page.StartTime.Equal(t0.Add(5*time.Millisecond)) || !page.EndTime.Equal(t0.Add(7*time.Millisecond)) {
 		t.Errorf("page span under %s at %v..%v, want under the round trip at 5..7 ms", page.Parent.SpanID(), page.StartTime.Sub(t0), page.EndTime.Sub(t0))
+	}
+}
+
+// TestUnknownToolSpan: a call of a tool the hub does not know keeps the
+// client's name out of the span's name, and cuts it in the attribute.
+func TestUnknownToolSpan(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tel := New(nil, tracesOf(sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp)), "test"))
+	t0 := time.Now()
+	tel.CallDone(context.Background(), hub.CallTrace{Tool: strings.Repeat("x", 5000), Result: hub.ResultRefused, Error: "no tool", Start: t0, End: t0})
+	spans := exp.GetSpans()
+	if len(spans) != 1 || spans[0].Name != "tools/call" {
+		t.Fatalf("spans %v, want one named tools/call", names(spans))
+	}
+	for _, a := range spans[0].Attributes {
+		if a.Key == "gen_ai.tool.name" && len(a.Value.AsString()) > maxToolName+len("…") {
+			t.Errorf("gen_ai.tool.name is %d bytes long", len(a.Value.AsString()))
+		}
 	}
 }
 
