@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -294,4 +296,60 @@ func randomHex(t *testing.T, n int) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// TestObservabilityStdio: over stdio, a call under the client's traceparent
+// gets its span tree too (hub/mcpserver's TestTraceContextFromMeta covers
+// both stdio paths, the fast one and the SDK's), and --metrics serves its
+// count without --http.
+func TestObservabilityStdio(t *testing.T) {
+	otlp := startOTLPReceiver(t)
+	base := serveFixtures(t)
+	cmd := exec.Command(binary, "launch", "--headless", "--metrics", "127.0.0.1:0", base+"/shop/")
+	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+otlp.url, "OTEL_BSP_SCHEDULE_DELAY=100")
+	c := startCmd(t, nil, "", cmd)
+	tools := c.waitFor("the shop's tools", hasSuffix("search_products", 1))
+	search := toolWithSuffix(tools, "search_products")[0]
+	traceID, parentID := randomHex(t, 16), randomHex(t, 8)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: search, Arguments: map[string]any{"text": "mug"},
+		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-" + parentID + "-01"}})
+	if err != nil || res.IsError {
+		t.Fatalf("%s: %v %v", search, err, res)
+	}
+	spans := otlp.wait(t, 20*time.Second, "the call's spans", func(spans []receivedSpan) bool {
+		n := 0
+		for _, s := range spans {
+			if hex.EncodeToString(s.span.GetTraceId()) == traceID {
+				n++
+			}
+		}
+		return n == 4
+	})
+	byName := map[string]*tracepb.Span{}
+	for _, s := range spans {
+		if hex.EncodeToString(s.span.GetTraceId()) == traceID {
+			byName[s.span.GetName()] = s.span
+		}
+	}
+	call, rt := byName["tools/call "+search], byName["cdp round trip"]
+	switch {
+	case call == nil || hex.EncodeToString(call.GetParentSpanId()) != parentID:
+		t.Errorf("no call span under the client's %s: %v", parentID, byName)
+	case byName["validate arguments"] == nil || !bytes.Equal(byName["validate arguments"].GetParentSpanId(), call.GetSpanId()):
+		t.Errorf("no validation span under the call")
+	case rt == nil || !bytes.Equal(rt.GetParentSpanId(), call.GetSpanId()):
+		t.Errorf("no round trip span under the call")
+	case byName["page execute"] == nil || !bytes.Equal(byName["page execute"].GetParentSpanId(), rt.GetSpanId()):
+		t.Errorf("no page span under the round trip")
+	}
+	if !c.stderr.waitFor("serving Prometheus metrics", 5*time.Second) {
+		t.Fatalf("no --metrics listener:\n%s", c.stderr.String())
+	}
+	m := regexp.MustCompile(`serving Prometheus metrics url=(\S+)`).FindStringSubmatch(c.stderr.String())
+	_, body := do(t, http.MethodGet, m[1], nil, "")
+	if want := `webmcp_cdp_tool_calls_total{result="ok",site="` + base + `"} 1`; !strings.Contains(body, want) {
+		t.Errorf("--metrics lacks %s:\n%.2000s", want, body)
+	}
 }
