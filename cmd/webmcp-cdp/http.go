@@ -205,7 +205,7 @@ func (s *session) run(ctx context.Context, f *browserFlags, exited <-chan struct
 		return err
 	}
 	defer stop()
-	s.metrics = f.serve.metricsHandler()
+	s.metrics = f.serve.servedMetrics()
 	if f.relay != nil && f.relay.enabled() {
 		return s.serveRelay(ctx, f.relay, exited, why)
 	}

@@ -269,7 +269,7 @@ func runMulti(ctx context.Context, sup []supplied, bf *browserFlags, backend pol
 		}
 		return out
 	}
-	if m := bf.serve.metricsHandler(); m != nil {
+	if m := bf.serve.servedMetrics(); m != nil {
 		hopts.Metrics = m.Handler()
 	}
 	hs, err := srv.ServeHTTP(hopts, errc)

@@ -43,8 +43,8 @@ func watchTelemetry(tel *telemetry.Telemetry, h *hub.Hub, srv *mcpserver.Server,
 	tel.Metrics.SetGauges(telemetry.Gauges{Counts: h.Counts, Browsers: browsers, Sessions: srv.Sessions})
 }
 
-// metricsHandler is what --http serves at /metrics (nil with metrics off).
-func (f *serveFlags) metricsHandler() *telemetry.Metrics {
+// servedMetrics are what --http serves at /metrics (nil with metrics off).
+func (f *serveFlags) servedMetrics() *telemetry.Metrics {
 	if f.tel == nil {
 		return nil
 	}

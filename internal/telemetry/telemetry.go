@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"errors"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
@@ -74,5 +73,5 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 	if t == nil || t.Traces == nil {
 		return nil
 	}
-	return errors.Join(t.Traces.Shutdown(ctx))
+	return t.Traces.Shutdown(ctx)
 }
