@@ -50,7 +50,7 @@ func (t *Telemetry) CallDone(ctx context.Context, c hub.CallTrace) {
 		t.Metrics.call(&c)
 	}
 	if t.Traces != nil {
-		t.Traces.call(ctx, &c)
+		t.Traces.queue(ctx, c)
 	}
 }
 

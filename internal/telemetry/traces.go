@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -53,7 +56,25 @@ type Traces struct {
 	provider *sdktrace.TracerProvider
 	tracer   trace.Tracer
 	prop     propagation.TraceContext
+	// calls are the finished calls whose spans are yet to be made, by
+	// one goroutine (run), off the call path; a call that finds it full
+	// is dropped (counted in dropped). done is closed when run ends.
+	calls   chan queuedCall
+	dropped atomic.Int64
+	done    chan struct{}
+	stop    sync.Once
 }
+
+// queuedCall is a finished call waiting for its spans; a flush asks run to
+// close it once the calls before it have their spans.
+type queuedCall struct {
+	parent trace.SpanContext
+	c      hub.CallTrace
+	flush  chan struct{}
+}
+
+// maxQueuedCalls bounds the calls waiting for their spans.
+const maxQueuedCalls = 4096
 
 // TracesEnabled says whether the environment asks for traces: an OTLP
 // endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or
@@ -100,7 +121,42 @@ func NewTraces(ctx context.Context, getenv func(string) string, version string) 
 
 // tracesOf makes the spans on p.
 func tracesOf(p *sdktrace.TracerProvider, version string) *Traces {
-	return &Traces{provider: p, tracer: p.Tracer(tracerName, trace.WithInstrumentationVersion(version))}
+	t := &Traces{provider: p, tracer: p.Tracer(tracerName, trace.WithInstrumentationVersion(version)),
+		calls: make(chan queuedCall, maxQueuedCalls), done: make(chan struct{})}
+	go t.run()
+	return t
+}
+
+// run makes the spans of the queued calls until Shutdown.
+func (t *Traces) run() {
+	defer close(t.done)
+	for q := range t.calls {
+		if q.flush != nil {
+			close(q.flush)
+			continue
+		}
+		ctx := context.Background()
+		if q.parent.IsValid() {
+			ctx = trace.ContextWithRemoteSpanContext(ctx, q.parent)
+		}
+		t.call(ctx, &q.c)
+	}
+}
+
+// queue hands a finished call to run; the call path pays a channel send.
+func (t *Traces) queue(ctx context.Context, c hub.CallTrace) {
+	select {
+	case t.calls <- queuedCall{parent: trace.SpanContextFromContext(ctx), c: c}:
+	default:
+		t.dropped.Add(1)
+	}
+}
+
+// flush waits until the calls queued before it have their spans.
+func (t *Traces) flush() {
+	f := make(chan struct{})
+	t.calls <- queuedCall{flush: f}
+	<-f
 }
 
 // newExporter makes the OTLP exporter of the protocol the environment asks
@@ -127,6 +183,14 @@ func newExporter(ctx context.Context, getenv func(string) string) (sdktrace.Span
 // Shutdown exports the spans still buffered and stops the exporter, within
 // ctx.
 func (t *Traces) Shutdown(ctx context.Context) error {
+	t.stop.Do(func() { close(t.calls) })
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+	}
+	if n := t.dropped.Load(); n > 0 {
+		otel.Handle(fmt.Errorf("%d calls had no spans: more than %d waited for them at once", n, maxQueuedCalls))
+	}
 	if err := t.provider.Shutdown(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("exporting the last traces: %w", err)
 	}

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,6 +70,7 @@ func TestCallSpanTree(t *testing.T) {
 		InvokeStart: t0.Add(3 * time.Millisecond), InvokeEnd: t0.Add(9 * time.Millisecond), End: t0.Add(10 * time.Millisecond),
 		PageTook: 2 * time.Millisecond, PageTimed: true,
 	})
+	tel.Traces.flush()
 	spans := exp.GetSpans()
 	byName := map[string]tracetest.SpanStub{}
 	for _, s := range spans {
@@ -118,6 +120,7 @@ func TestUnknownToolSpan(t *testing.T) {
 	tel := New(nil, tracesOf(sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp)), "test"))
 	t0 := time.Now()
 	tel.CallDone(context.Background(), hub.CallTrace{Tool: strings.Repeat("x", 5000), Result: hub.ResultRefused, Error: "no tool", Start: t0, End: t0})
+	tel.Traces.flush()
 	spans := exp.GetSpans()
 	if len(spans) != 1 || spans[0].Name != "tools/call" {
 		t.Fatalf("spans %v, want one named tools/call", names(spans))
@@ -147,3 +150,29 @@ func names(spans tracetest.SpanStubs) []string {
 	}
 	return out
 }
+
+// TestShutdownMakesTheQueuedSpans: spans of calls still queued at Shutdown
+// are made and exported before it returns.
+func TestShutdownMakesTheQueuedSpans(t *testing.T) {
+	exp := &countingExporter{}
+	tel := New(nil, tracesOf(sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp)), "test"))
+	t0 := time.Now()
+	for range 100 {
+		tel.CallDone(context.Background(), hub.CallTrace{Tool: "s_t", PageTool: "t", Result: hub.ResultOK, Start: t0, End: t0})
+	}
+	if err := tel.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := exp.n.Load(); n != 100 {
+		t.Errorf("%d spans exported, want 100", n)
+	}
+}
+
+// countingExporter counts the spans exported.
+type countingExporter struct{ n atomic.Int64 }
+
+func (e *countingExporter) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	e.n.Add(int64(len(spans)))
+	return nil
+}
+func (e *countingExporter) Shutdown(context.Context) error { return nil }
