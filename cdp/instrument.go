@@ -93,6 +93,9 @@ type Options struct {
 	// script of the old one, and it reaches the new connection only if the
 	// nonce and the binding name are the same (see Marks).
 	Marks Marks
+	// PageTimes asks the page script for the time each tool's execute
+	// took (core.Result.PageTook), for traces.
+	PageTimes bool
 }
 
 // Marks are the secrets a Browser writes into the page script: the nonce

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/runtime"
@@ -37,7 +38,7 @@ func (b *Browser) Invoke(ctx context.Context, docKey, tool string, input json.Ra
 	defer end()
 	callID := strconv.FormatInt(b.callSeq.Add(1), 10)
 	var res bridgeAnswer
-	err := d.t.sess.Call(cctx, runtime.CommandCallFunctionOn, invokeParams(bridge, tool, input, callID, b.opts.Limits.MaxResult), &res)
+	err := d.t.sess.Call(cctx, runtime.CommandCallFunctionOn, invokeParamsTimed(bridge, tool, input, callID, b.opts.Limits.MaxResult, b.opts.PageTimes), &res)
 	out := res.Result.Value
 	switch {
 	case err != nil:
@@ -86,6 +87,23 @@ type bridgeAnswer struct {
 // from LENGTH characters, or "error:MESSAGE". The page script writes it,
 // but anything else is an error, not a guess.
 func parseAnswer(s string) (core.Result, error) {
+	var took time.Duration
+	timed := strings.HasPrefix(s, "@")
+	if timed { // "@MICROSECONDS:" of a timed call
+		us, rest, ok := strings.Cut(s[1:], ":")
+		n, err := strconv.ParseInt(us, 10, 64)
+		if !ok || err != nil || n < 0 {
+			return core.Result{}, fmt.Errorf("the page bridge answered with a bad time %.40q: reload the page", s)
+		}
+		took, s = time.Duration(n)*time.Microsecond, rest
+	}
+	r, err := parseUntimed(s)
+	r.PageTook, r.PageTimed = took, timed
+	return r, err
+}
+
+// parseUntimed is parseAnswer after the time.
+func parseUntimed(s string) (core.Result, error) {
 	head, value, ok := strings.Cut(s, ":")
 	if !ok {
 		return core.Result{}, fmt.Errorf("the page bridge answered in an unknown shape (%.40q): reload the page", s)
@@ -114,8 +132,18 @@ func parseAnswer(s string) (core.Result, error) {
 // reflection: the tool's name, its input (JSON text, passed as a string),
 // the call id and the result limit, awaited and returned by value.
 func invokeParams(bridge runtime.RemoteObjectID, tool string, input []byte, callID string, maxResult int) jsonv2.Value {
+	return invokeParamsTimed(bridge, tool, input, callID, maxResult, false)
+}
+
+// invokeParamsTimed is invokeParams that, when timed, asks the page for the
+// time execute took (parseAnswer reads it).
+func invokeParamsTimed(bridge runtime.RemoteObjectID, tool string, input []byte, callID string, maxResult int, timed bool) jsonv2.Value {
 	b := make([]byte, 0, 192+len(bridge)+len(tool)+len(input)+len(input)/8)
-	b = append(b, `{"functionDeclaration":"function(n,i,c,m){return this.call(n,i,c,m)}","objectId":`...)
+	if timed {
+		b = append(b, `{"functionDeclaration":"function(n,i,c,m){return this.call(n,i,c,m,true)}","objectId":`...)
+	} else {
+		b = append(b, `{"functionDeclaration":"function(n,i,c,m){return this.call(n,i,c,m)}","objectId":`...)
+	}
 	// AppendQuote replaces invalid UTF-8 with U+FFFD and says so; the text
 	// stays valid JSON either way, as encoding/json would have made it.
 	b, _ = jsontext.AppendQuote(b, string(bridge))

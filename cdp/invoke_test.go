@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/runtime"
@@ -89,6 +90,13 @@ func TestParseAnswer(t *testing.T) {
 		{in: "string/x:abc", err: "bad length"},
 		{in: "string/0:abc", err: "bad length"},
 		{in: "string/-3:abc", err: "bad length"},
+		// A timed call (Options.PageTimes): the time execute took, first.
+		{in: "@1500:string:hi", want: core.Result{Kind: core.KindString, Value: "hi", PageTook: 1500 * time.Microsecond, PageTimed: true}},
+		{in: "@0:error:boom", want: core.Result{Err: "boom", PageTimed: true}},
+		{in: "@x:string:hi", err: "bad time"},
+		{in: "@-1:string:hi", err: "bad time"},
+		{in: "@12", err: "bad time"},
+		{in: "@12:hello", err: "unknown shape"},
 	} {
 		got, err := parseAnswer(tc.in)
 		if tc.err != "" {

@@ -52,7 +52,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	stopGrid() // grid_harness_test.go: started by the first test that needs it
+	stopGrid()       // grid_harness_test.go: started by the first test that needs it
+	stopPrometheus() // prometheus_harness_test.go: likewise
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -23,7 +24,18 @@ import (
 // as soon as it logs it.
 func startHTTP(t *testing.T, args ...string) string {
 	t.Helper()
+	endpoint, _ := startHTTPEnv(t, nil, args...)
+	return endpoint
+}
+
+// startHTTPEnv is startHTTP with more environment, and what webmcp-cdp
+// writes to stderr.
+func startHTTPEnv(t *testing.T, env []string, args ...string) (string, *urlSpotter) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if _, err := cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
@@ -39,14 +51,14 @@ func startHTTP(t *testing.T, args ...string) string {
 	defer bound.Stop()
 	select {
 	case u := <-spot.found:
-		return u
+		return u, spot
 	case err := <-exited:
 		exited <- err // for the cleanup
 		t.Fatalf("webmcp-cdp exited (%v) before serving HTTP:\n%s", err, spot.String())
 	case <-bound.C:
 		t.Fatalf("webmcp-cdp did not say where it serves HTTP:\n%s", spot.String())
 	}
-	return ""
+	return "", spot
 }
 
 // urlSpotter keeps what webmcp-cdp writes to stderr and sends the first

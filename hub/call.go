@@ -23,14 +23,21 @@ func errorResult(format string, args ...any) core.Outcome {
 // for none). Every failure is a result with IsError set, worded for the model.
 func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) core.Outcome {
 	watchers, observers := h.callWatchers.load(), h.callObservers.load()
-	if len(watchers) == 0 && len(observers) == 0 {
-		var w callWhere
-		return h.call(ctx, name, args, &w)
+	if len(watchers) == 0 && len(observers) == 0 && h.opts.Observer == nil {
+		var n note
+		return h.call(ctx, name, args, &n)
 	}
+	n := note{timed: h.opts.Observer != nil}
 	start := time.Now()
-	var w callWhere
-	res := h.call(ctx, name, args, &w)
-	rec := CallRecord{At: start, Tool: name, Tab: w.tab, Took: time.Since(start), OK: !res.IsError, Caller: Caller(ctx)}
+	n.trace.Tool, n.trace.Start = name, start
+	res := h.call(ctx, name, args, &n)
+	if n.timed {
+		h.observeCall(ctx, &n, res)
+	}
+	if len(watchers) == 0 && len(observers) == 0 {
+		return res
+	}
+	rec := CallRecord{At: start, Tool: name, Tab: n.tab, Took: time.Since(start), OK: !res.IsError, Caller: Caller(ctx)}
 	if res.IsError {
 		rec.Error = res.FirstText()
 		if len(rec.Error) > 200 {
@@ -43,16 +50,16 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) core.
 		default:
 		}
 	}
-	if len(observers) > 0 && w.tool != "" {
-		d := CallDetail{CallRecord: rec, Page: w.tool, URL: w.tabURL, Args: args, Schema: w.schema, Result: res}
-		if d.URL == "" && w.tabRef != nil {
+	if len(observers) > 0 && n.tool != "" {
+		d := CallDetail{CallRecord: rec, Page: n.tool, URL: n.tabURL, Args: args, Schema: n.schema, Result: res}
+		if d.URL == "" && n.tabRef != nil {
 			// A cached tool's page, opened for the call.
 			h.mu.Lock()
-			d.URL = w.tabRef.url
+			d.URL = n.tabRef.url
 			h.mu.Unlock()
 		}
 		if d.URL == "" {
-			d.URL = w.url
+			d.URL = n.url
 		}
 		for _, o := range observers {
 			o.fn(d)
@@ -61,20 +68,7 @@ func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) core.
 	return res
 }
 
-// callWhere is where a call went: the tab (its number, the tab itself once
-// known, and its URL when the tool was picked), the page's own name of the
-// tool, its document's URL and its inputSchema. A name no page has leaves
-// tool empty.
-type callWhere struct {
-	tab    int
-	tabRef *tab
-	tabURL string
-	tool   string
-	url    string
-	schema json.RawMessage
-}
-
-func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, w *callWhere) core.Outcome {
+func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, n *note) core.Outcome {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
@@ -86,46 +80,57 @@ func (h *Hub) call(ctx context.Context, name string, args json.RawMessage, w *ca
 	if ok {
 		if len(r.cands) > 0 {
 			c, live = h.pickLocked(r.cands), true
-			w.tabURL = c.tab.url // guarded by h.mu, held here
+			n.tabURL = c.tab.url // guarded by h.mu, held here
 		} else {
 			e = *r.entry
 		}
 	}
 	h.mu.Unlock()
 	if !ok {
+		n.result(ResultRefused)
 		return h.UnknownTool(name)
 	}
 	var schema *compiled
 	tool, url := e.Tool.Name, e.URL
 	if live {
 		schema, tool, url = c.doc.schemas[c.tool], c.tool, c.doc.URL
-		w.tabRef, w.schema = c.tab, c.doc.tools[c.tool].InputSchema
+		n.target(c)
+		n.tabRef, n.schema = c.tab, c.doc.tools[c.tool].InputSchema
 	} else {
-		w.schema = e.Tool.InputSchema
+		n.schema = e.Tool.InputSchema
 		schema, _ = h.validator.entry(e.Tool.InputSchema)
+		if n.timed {
+			n.trace.Origin, n.trace.PageTool, n.trace.Cached = e.Origin, e.Tool.Name, true
+		}
 	}
-	w.tool, w.url = tool, url
-	if reason := h.validator.check(tool, url, schema, args); reason != "" {
+	n.tool, n.url = tool, url
+	n.trace.ValidateStart = n.now()
+	reason := h.validator.check(tool, url, schema, args)
+	n.trace.ValidateEnd = n.now()
+	if reason != "" {
+		n.result(ResultRefused)
 		return errorResult("the arguments do not fit the inputSchema of %s, so the page was not called: %s", name, reason)
 	}
 	if live {
-		res, _ := h.invoke(ctx, ctx, name, c, args, w)
+		res, _ := h.invoke(ctx, ctx, name, c, args, n)
 		return res
 	}
-	return h.callCached(ctx, name, e, args, w)
+	return h.callCached(ctx, name, e, args, n)
 }
 
 // invoke runs a call in the page of c, bounded by the call timeout and by
 // budget (the caller's context, or a cached call's overall budget). retry is
 // true when the page went away under the call.
-func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args json.RawMessage, w *callWhere) (res core.Outcome, retry bool) {
+func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args json.RawMessage, n *note) (res core.Outcome, retry bool) {
 	t := c.tab
-	w.tab, w.tabRef = t.n, t
+	n.target(c)
+	n.tabRef = t
 	h.markUsed(t)
 	select {
 	case t.inflight <- struct{}{}:
 		defer func() { <-t.inflight }()
 	default:
+		n.result(ResultRefused)
 		return errorResult("%s was refused: tab %d already runs %d calls, the limit set by --max-inflight-per-tab; try again when one finishes", name, t.n, cap(t.inflight)), false
 	}
 	callCtx, cancel := context.WithTimeoutCause(budget, h.opts.CallTimeout, errCallTimeout)
@@ -137,7 +142,12 @@ func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args
 	if debug {
 		start = time.Now()
 	}
+	n.trace.InvokeStart = n.now()
 	out, err := h.invokeDoc(callCtx, c.doc, c.tool, args)
+	n.trace.InvokeEnd = n.now()
+	if n.timed {
+		n.trace.PageTook, n.trace.PageTimed = out.PageTook, out.PageTimed
+	}
 	if debug {
 		h.logger.Debug("tool call", "name", name, "tab", t.n, "took", time.Since(start), "err", err)
 	}
@@ -148,6 +158,7 @@ func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args
 		case ctx.Err() != nil:
 			return errorResult("the client's deadline passed before %s answered", name), false
 		case errors.Is(context.Cause(callCtx), errCallTimeout):
+			n.result(ResultTimeout)
 			return errorResult("%s did not answer within %s, the limit set by --call-timeout; the page may be busy: try again, reload the tab (webmcp_reload_tab with tab %d), or restart webmcp-cdp with a longer --call-timeout", name, h.opts.CallTimeout, t.n), false
 		case errors.Is(err, core.ErrPageCrashed):
 			return errorResult("%s did not finish: the page in tab %d crashed; its tools come back when it is reloaded (webmcp_reload_tab with tab %d)", name, t.n, t.n), false
@@ -226,7 +237,7 @@ const cachedAttempts = 3
 // URL in a new tab, waits for the page to register the tool (longer on each
 // of up to three attempts), and calls it; a page that goes away under the
 // call is tried again. The whole call is bounded by the call timeout.
-func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args json.RawMessage, w *callWhere) core.Outcome {
+func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args json.RawMessage, n *note) core.Outcome {
 	opener, ok := h.browser.(Opener)
 	if !ok {
 		return errorResult("%s is cached from %s, but no open page has it and this browser cannot open one", name, e.URL)
@@ -275,7 +286,7 @@ func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args js
 		if !found {
 			continue
 		}
-		res, retry := h.invoke(ctx, budget, name, c, args, w)
+		res, retry := h.invoke(ctx, budget, name, c, args, n)
 		if !retry {
 			return res
 		}
@@ -287,7 +298,13 @@ func (h *Hub) callCached(ctx context.Context, name string, e cacheEntry, args js
 	case ctx.Err() != nil:
 		return errorResult("the client's deadline passed before the page of %s (%s) registered it", name, e.URL)
 	case !opened:
+		if errors.Is(context.Cause(budget), errCallTimeout) {
+			n.result(ResultTimeout)
+		}
 		return errorResult("%s is cached from %s, and that page did not open within %s", name, e.URL, h.opts.CallTimeout)
+	}
+	if errors.Is(context.Cause(budget), errCallTimeout) {
+		n.result(ResultTimeout)
 	}
 	return errorResult("%s is cached from %s: the page was opened, but it did not register %q within %s; webmcp_list_tabs shows what the page has now",
 		name, e.URL, e.Tool.Name, h.opts.CallTimeout)

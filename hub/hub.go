@@ -63,6 +63,9 @@ type Options struct {
 	Names NameStyle
 	// Logger receives the hub's log (default slog.Default()).
 	Logger *slog.Logger
+	// Observer, when set, hears of calls, registrations and refusals
+	// (metrics, traces); nil is off.
+	Observer Observer
 }
 
 func (o *Options) defaults() {
@@ -182,6 +185,8 @@ type tab struct {
 	refused    map[string]bool // refusals logged for this tab
 	// loadedBefore: its document loaded before we attached (TabLoadedBefore).
 	loadedBefore bool
+	// navAt is when the tab was seen at its URL, with an Observer.
+	navAt time.Time
 }
 
 // doc is a document's tools. A doc never changes once made: Update makes a

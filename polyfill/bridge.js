@@ -1,6 +1,9 @@
 // ---- the bridge Go holds --------------------------------------------------
 
 const goCalls = new SafeMap(); // Go call id -> local id
+// perfNow times a Go call's execution, when Go asks (timed).
+const perfNow = ReflectApply(FnBind, G.performance.now, [G.performance]);
+const MathFloor = Math.floor;
 
 // startedBefore says whether the document held scripts of the page when
 // this script came in: it was injected into a live document (attach mode,
@@ -18,15 +21,18 @@ const startedBefore = (() => {
 // string, answerText; for calls relayed between documents it is a plain
 // object of strings, numbers and booleans ({ok, kind, value, truncated,
 // error}) that Go passes on.
-function runForGo(name, inputJSON, callId, maxBytes, asText = false) {
+function runForGo(name, inputJSON, callId, maxBytes, asText = false, timed = false) {
   syncDoc();
+  const t0 = timed ? perfNow() : 0;
   const id = 'go:' + StringCtor(callId);
   goCalls.set(StringCtor(callId), id);
   return new PromiseCtor((resolve) => {
     runLocal(StringCtor(name), StringCtor(inputJSON), id, (r) => {
       goCalls.delete(StringCtor(callId));
       if (asText) {
-        resolve(answerText(r, maxBytes));
+        // timed: "@MICROSECONDS:" in front, the time execute took here.
+        const a = answerText(r, maxBytes);
+        resolve(timed ? '@' + StringCtor(MathFloor((perfNow() - t0) * 1000)) + ':' + a : a);
         return;
       }
       // No prototype: resolve() would otherwise look up a then the page
@@ -108,9 +114,10 @@ const bridge = freeze({
     if (!ping) takeBinding();
     return JSONstringify({ __proto__: null, url: G.location.href, title: titleOf(doc), tools, overflow, denied, exposed, path: selfPath(), bound: ping !== null });
   },
-  // call runs a tool for Go (runForGo); it resolves with answerText.
-  call(name, inputJSON, callId, maxBytes) {
-    return runForGo(name, inputJSON, callId, maxBytes, true);
+  // call runs a tool for Go (runForGo); it resolves with answerText,
+  // after the time execute took when timed.
+  call(name, inputJSON, callId, maxBytes, timed) {
+    return runForGo(name, inputJSON, callId, maxBytes, true, timed === true);
   },
   // cancel aborts a call in flight: the tool's signal aborts with an
   // AbortError and toolcancel fires.

@@ -26,6 +26,7 @@ type httpFlags struct {
 	readTimeout  time.Duration
 	maxConnsIP   int
 	oauth        oauthFlags
+	metrics      string // --metrics: the metrics' own address (telemetry.go)
 }
 
 func (f *httpFlags) register(fs *pflag.FlagSet) {
@@ -35,11 +36,17 @@ func (f *httpFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&f.maxBody, "max-body-bytes", 4<<20, "largest HTTP request body")
 	fs.IntVar(&f.maxConnsIP, "http-max-conns-per-ip", mcpserver.DefaultMaxConnsPerIP, "most HTTP connections one client address may hold open at once; more get 503")
 	f.oauth.register(fs)
+	fs.StringVar(&f.metrics, "metrics", "", "also serve Prometheus metrics at http://ADDR/metrics, without the --http guard (ADDR as --http's; for a scraper on a private network); with --http they are at /metrics there too, behind --token or OAuth's read scope")
 	fs.DurationVar(&f.readTimeout, "http-read-timeout", mcpserver.DefaultReadTimeout, "longest time an HTTP client may take to send a request's headers, and again its body; a slower one is cut off (responses and event streams are not bounded)")
 }
 
 // check refuses bad --http values before anything starts.
 func (f *httpFlags) check() error {
+	if f.metrics != "" {
+		if _, err := metricsAddr(f.metrics); err != nil {
+			return err
+		}
+	}
 	if f.addr == "" {
 		return f.oauth.check("", false, "")
 	}
@@ -114,6 +121,9 @@ func (s *session) serve(ctx context.Context, hf *httpFlags, exited <-chan struct
 	}
 	opts.Titles = s.browser.Titles
 	opts.StatusLink = printStatusLink
+	if m := s.metrics; m != nil {
+		opts.Metrics = m.Handler()
+	}
 	h, err := s.server.ServeHTTP(opts, errc)
 	if err != nil {
 		return &exitError{code: 2, err: err}
@@ -182,11 +192,20 @@ func (f *browserFlags) check() (polyfill.Backend, error) {
 			return "", err
 		}
 	}
+	if err := f.makeTelemetry(); err != nil {
+		return "", err
+	}
 	return backend, nil
 }
 
 // run serves the session where the flags say until it ends.
 func (s *session) run(ctx context.Context, f *browserFlags, exited <-chan struct{}, why func() string) error {
+	stop, err := f.startTelemetry()
+	if err != nil {
+		return err
+	}
+	defer stop()
+	s.metrics = f.serve.servedMetrics()
 	if f.relay != nil && f.relay.enabled() {
 		return s.serveRelay(ctx, f.relay, exited, why)
 	}

@@ -179,6 +179,18 @@ func runMulti(ctx context.Context, sup []supplied, bf *browserFlags, backend pol
 	firstList := make(chan struct{})
 	opts.FirstList = firstList
 	srv := mcpserver.New(ctx, h, opts)
+	watchTelemetry(bf.serve.tel, h, srv, func() map[string]int {
+		n := map[string]int{}
+		for _, st := range set.Statuses() {
+			n[st.State]++
+		}
+		return n
+	})
+	stopTelemetry, err := bf.startTelemetry()
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	sink := &tabLog{Hub: h, log: logger, tabs: map[string]tabSeen{}}
 
 	var supervisors, first, ends sync.WaitGroup
@@ -259,6 +271,9 @@ func runMulti(ctx context.Context, sup []supplied, bf *browserFlags, backend pol
 			out = append(out, mcpserver.BrowserStatus{Name: st.Name, State: st.State, Error: st.Error, Drops: st.Drops})
 		}
 		return out
+	}
+	if m := bf.serve.servedMetrics(); m != nil {
+		hopts.Metrics = m.Handler()
 	}
 	hs, err := srv.ServeHTTP(hopts, errc)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/record"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/telemetry"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 
@@ -178,6 +179,9 @@ type serveFlags struct {
 	// record is --record: the file the session's calls are written to as
 	// a spec of webmcp-cdp test.
 	record string
+	// tel is the telemetry --metrics, --http and OTEL_* turned on (nil:
+	// none; browserFlags.makeTelemetry).
+	tel *telemetry.Telemetry
 }
 
 // register adds every flag of a served browser.
@@ -236,6 +240,7 @@ func (f *serveFlags) cdpOptions(backend polyfill.Backend, reloadExisting bool, l
 		ViewportWidth:  f.viewport.w,
 		ViewportHeight: f.viewport.h,
 		Logger:         logger,
+		PageTimes:      f.tel.Tracing(),
 	}
 }
 
@@ -257,18 +262,20 @@ func (f *serveFlags) hubOptions(logger *slog.Logger) hub.Options {
 		CacheTTL: f.cacheTTL,
 		Names:    f.names,
 		Logger:   logger,
+		Observer: f.tel.Observer(),
 	}
 }
 
 // serverOptions are the MCP server's options, but for Tabs and FirstList.
 func (f *serveFlags) serverOptions(logger *slog.Logger) mcpserver.Options {
 	return mcpserver.Options{
-		Version:     version,
-		Logger:      logger,
-		Dialogs:     mcpserver.DialogPolicy(f.dialogs),
-		Confirm:     mcpserver.ConfirmPolicy(f.confirm),
-		CallTimeout: f.callTimeout,
-		List:        f.listing,
+		Version:      version,
+		Logger:       logger,
+		Dialogs:      mcpserver.DialogPolicy(f.dialogs),
+		Confirm:      mcpserver.ConfirmPolicy(f.confirm),
+		CallTimeout:  f.callTimeout,
+		List:         f.listing,
+		TraceContext: f.tel.TraceContext(),
 	}
 }
 
@@ -287,6 +294,8 @@ type session struct {
 	settle    time.Duration // --settle
 	// regs notes the start pages' loads and registrations until then.
 	regs *registrations
+	// metrics are served at /metrics of --http (nil: off).
+	metrics *telemetry.Metrics
 }
 
 // startSession instruments the browser behind conn and builds the MCP
@@ -314,6 +323,7 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 	firstList := make(chan struct{})
 	opts.FirstList = firstList
 	srv := mcpserver.New(ctx, h, opts)
+	watchTelemetry(f.tel, h, srv, nil)
 	regs := newRegistrations(&tabLog{Hub: h, log: logger, tabs: map[string]tabSeen{}})
 	if err := b.Start(ctx, regs); err != nil {
 		return nil, err

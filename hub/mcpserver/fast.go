@@ -161,7 +161,7 @@ func (f *fastCalls) try(line []byte) func() {
 	if ip == nil || f.srv.opts.Confirm != ConfirmNone || canAsk(ss) || !f.srv.tools.Has(p.Name) || f.srv.pageServerTool(p.Name) || p.Name == dispatchName {
 		return nil
 	}
-	ctx, cancel := context.WithCancel(f.ctx)
+	ctx, cancel := context.WithCancel(f.srv.traceContextRaw(f.ctx, p.Meta))
 	f.mu.Lock()
 	if _, dup := f.inflight[id]; dup {
 		f.mu.Unlock()

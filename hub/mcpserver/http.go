@@ -57,6 +57,10 @@ type HTTPOptions struct {
 	// Auth, when set, puts the endpoint in OAuth mode (oauth.go): tokens
 	// of an authorization server instead of Token, never both.
 	Auth *AuthOptions
+	// Metrics, when set, is served at GET /metrics behind the same guard
+	// as /mcp: the bearer Token, or in OAuth mode a token with the read
+	// scope (metrics show the sites called, as the status page does).
+	Metrics http.Handler
 }
 
 // BrowserStatus is one of several browsers served, for the status page.
@@ -204,6 +208,7 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, stat
 	mcpHandler := revisionRouter(stateful, newRevision, opts.MaxBodyBytes)
 	// tools/list pages go into the responses as rendered (fast_list.go).
 	var h http.Handler = s.tools.splicing(mcpHandler)
+	metrics := opts.Metrics
 	if opts.Token != "" {
 		verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 			if subtle.ConstantTimeCompare([]byte(token), []byte(opts.Token)) != 1 {
@@ -211,7 +216,11 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, stat
 			}
 			return &auth.TokenInfo{UserID: "token-holder"}, nil
 		}
-		h = auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+		bearer := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+		h = bearer(h)
+		if metrics != nil {
+			metrics = bearer(metrics)
+		}
 	}
 	// The status page guards itself: with a token it opens through a
 	// one-time link and a cookie (status.go).
@@ -229,11 +238,17 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, stat
 			return nil, err
 		}
 		h, status = e.mcp(h), e.status(status)
+		if metrics != nil {
+			metrics = e.metrics(metrics)
+		}
 		e.mount(mux)
 	}
 	mux.Handle("/mcp", h)
 	mux.Handle("GET /{$}", status)
 	mux.Handle("GET "+sessionPath, status)
+	if metrics != nil {
+		mux.Handle("GET /metrics", metrics)
+	}
 	p, err := newSitePolicy(bound, loopback, opts.AllowedHosts)
 	if err != nil {
 		return nil, err

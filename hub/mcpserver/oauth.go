@@ -117,6 +117,13 @@ func (e *oauthEdge) status(next http.Handler) http.Handler {
 	}, next)
 }
 
+// metrics guards /metrics: like the status page, it needs ReadScope.
+func (e *oauthEdge) metrics(next http.Handler) http.Handler {
+	return e.guard.Require(func(*http.Request) (oauth.Need, error) {
+		return oauth.Need{Scopes: []string{e.read}, Op: "the metrics"}, nil
+	}, next)
+}
+
 // tokenInfo is the go-sdk's view of a principal. UserID names the issuer
 // and the subject (or the client, for a token of its own).
 func tokenInfo(p *oauth.Principal) *auth.TokenInfo {

@@ -71,6 +71,11 @@ type Options struct {
 	// recorder of its own, in memory only, for the status page's download
 	// of the session as a spec.
 	Recorder *record.Recorder
+	// TraceContext, when set, is given the W3C traceparent and tracestate
+	// a client sent in a tools/call's _meta, and returns the context the
+	// call runs in (internal/telemetry makes the client's span the parent
+	// of the call's). Nil: the keys are not read.
+	TraceContext func(ctx context.Context, traceparent, tracestate string) context.Context
 }
 
 // Server is an MCP server over a hub.
@@ -326,6 +331,7 @@ func (s *Server) lastListed(name string) (hub.RoutedTool, *pageTool) {
 func (s *Server) callHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p := req.Params
+		ctx = s.traceContext(ctx, p.Meta)
 		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canAsk(req.Session) && !s.pageServerTool(name) {
 			return s.callNow(ctx, name, p.Arguments)
 		}

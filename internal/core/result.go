@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ResultKind says how to read Result.Value.
@@ -29,6 +30,11 @@ type Result struct {
 	Truncated int
 	// Err is the page's error message when the tool threw or was cancelled.
 	Err string
+	// PageTook is how long the tool's execute took in the page, by the
+	// page's clock (coarse: 0.1 ms in most pages), when PageTimed says the
+	// page reported it (the browser was asked to time calls).
+	PageTook  time.Duration
+	PageTimed bool
 }
 
 // Block is one content block of an Outcome, in MCP's content shapes.
