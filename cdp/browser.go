@@ -42,6 +42,10 @@ type LaunchOptions struct {
 	WindowWidth, WindowHeight int
 	// Logger receives the log (default slog.Default()).
 	Logger *slog.Logger
+
+	// firstWait bounds the first start's wait for an answer (default
+	// firstAnswerTimeout); tests shorten it.
+	firstWait time.Duration
 }
 
 // Process is a browser started by Launch.
@@ -71,6 +75,11 @@ const (
 	// launchTimeout bounds the wait for a new browser's first answer
 	// (measured: 0.3–0.6 s).
 	launchTimeout = 30 * time.Second
+	// firstAnswerTimeout bounds that wait on the first start: a browser
+	// still running and silent by then is taken for hung (seen once in CI:
+	// Chromium 156 running, its pipe silent for 30 s), killed, and
+	// started once more, which then gets launchTimeout.
+	firstAnswerTimeout = 15 * time.Second
 	// outputDelay bounds how long the browser's helpers may keep its output
 	// open after it exited.
 	outputDelay = 2 * time.Second
@@ -199,6 +208,22 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	first := opts.firstWait
+	if first <= 0 {
+		first = firstAnswerTimeout
+	}
+	p, hung, err := launchOnce(ctx, exe, opts, logger, first)
+	if hung && ctx.Err() == nil {
+		logger.Warn("the browser started but did not answer; starting it once more", "waited", first, "err", err)
+		p, _, err = launchOnce(ctx, exe, opts, logger, launchTimeout)
+	}
+	return p, err
+}
+
+// launchOnce starts the browser and waits at most wait for its first
+// answer. hung reports a browser that was still running, silent, when the
+// wait ended (it is closed, as after every failure).
+func launchOnce(ctx context.Context, exe string, opts LaunchOptions, logger *slog.Logger, wait time.Duration) (_ *Process, hung bool, _ error) {
 	p := &Process{
 		logger:    logger,
 		exited:    make(chan struct{}),
@@ -206,10 +231,11 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 		killWait:  5 * time.Second,
 		removeAll: os.RemoveAll,
 	}
+	var err error
 	dir := opts.UserDataDir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "webmcp-cdp-profile-"); err != nil {
-			return nil, fmt.Errorf("making a temporary profile: %w", err)
+			return nil, false, fmt.Errorf("making a temporary profile: %w", err)
 		}
 		p.tempDir = dir
 	}
@@ -220,14 +246,19 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 		if rerr := p.removeTemp(); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
-		return nil, err
+		return nil, false, err
 	}
 	// A browser that cannot run (a bad flag, a missing library, no
 	// display) exits at once: say so here, with what it printed.
-	hctx, cancel := context.WithTimeout(ctx, launchTimeout)
+	hctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	if _, err := Version(hctx, p.conn); err != nil {
 		err = fmt.Errorf("the browser %s did not answer: %w", exe, err)
+		select {
+		case <-p.exited:
+		default:
+			hung = errors.Is(hctx.Err(), context.DeadlineExceeded)
+		}
 		if cerr := p.Close(); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
@@ -236,9 +267,9 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Process, error) {
 			err = fmt.Errorf("%w (the browser %s)", err, p.ExitReason())
 		default:
 		}
-		return nil, err
+		return nil, hung, err
 	}
-	return p, nil
+	return p, false, nil
 }
 
 // start starts the browser on a pipe pair. When it fails, it closes every

@@ -32,10 +32,19 @@ const fakeBrowserEnv = "WEBMCP_CDP_FAKE_BROWSER"
 //	serve     answer every command; exit when the pipe closes
 //	silent    answer nothing; exit when the pipe closes
 //	stubborn  answer every command; ignore the pipe closing and SIGTERM
+//	hangs-once silent on its first start (in $TMPDIR), then serve
 func TestFakeBrowserProcess(t *testing.T) {
 	mode := os.Getenv(fakeBrowserEnv)
 	if mode == "" {
 		t.Skip("the fake browser of the Launch tests")
+	}
+	if mode == "hangs-once" {
+		mode = "serve"
+		mark := filepath.Join(os.Getenv("TMPDIR"), "fake-browser-started")
+		if f, err := os.OpenFile(mark, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+			f.Close()
+			mode = "silent"
+		}
 	}
 	fmt.Fprintln(os.Stderr, "fake browser starting in mode", mode)
 	if mode == "exit" {
@@ -130,6 +139,32 @@ func warmUp(t *testing.T) {
 	}
 	r.Close()
 	w.Close()
+}
+
+// TestLaunchStartsAHungBrowserAgain: a browser that starts but never
+// answers is killed and started once more; the second one serves.
+func TestLaunchStartsAHungBrowserAgain(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var log strings.Builder
+	opts := LaunchOptions{Chrome: fakeBrowser(t, "hangs-once"), Headless: true,
+		Logger: slog.New(slog.NewTextHandler(&log, nil)), firstWait: 300 * time.Millisecond}
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	p, err := Launch(ctx, opts)
+	if err != nil {
+		t.Fatalf("Launch: %v\n%s", err, log.String())
+	}
+	defer p.Close()
+	if got := strings.Count(log.String(), "starting the browser"); got != 2 {
+		t.Errorf("the browser was started %d times, want 2:\n%s", got, log.String())
+	}
+	if !strings.Contains(log.String(), "did not answer; starting it once more") {
+		t.Errorf("the log does not say why it started the browser again:\n%s", log.String())
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "fake-browser-started")); err != nil {
+		t.Errorf("the first start was not the hanging one: %v", err)
+	}
 }
 
 func TestLaunchFailureCleansUp(t *testing.T) {

@@ -166,7 +166,8 @@ func startCmd(t testing.TB, opts *mcp.ClientOptions, version string, cmd *exec.C
 		}
 	}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, opts)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// (Room for launch to start a hung browser once more: 15 s, then 30 s.)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cs, err := cl.Connect(ctx, &mcp.CommandTransport{Command: c.cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
