@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"slices"
 	"strings"
@@ -248,30 +246,18 @@ func newInspect() *cobra.Command {
 			if err != nil {
 				return b.openError(err)
 			}
-			findings := ci.LintPage(page)
-			if len(page.Missing) > 0 {
-				findings = append([]ci.Finding{{Severity: ci.Error, Rule: ci.RuleNotSettled,
-					Message: fmt.Sprintf("the page did not serve %s within --timeout %s", strings.Join(page.Missing, ", "), f.timeout)}}, findings...)
-			}
-			errs, warns := 0, 0
-			for _, fd := range findings {
-				if fd.Severity == ci.Error {
-					errs++
-				} else {
-					warns++
-				}
-			}
+			in := ci.Inspect(page, f.timeout)
 			out := cmd.OutOrStdout()
 			if format == "json" {
-				err = writeInspectJSON(out, page, findings, errs, warns)
+				err = in.WriteJSON(out)
 			} else {
-				err = writeInspectText(out, page, findings, errs, warns)
+				err = in.WriteText(out)
 			}
 			if err != nil {
 				return usageError(fmt.Errorf("writing the report: %w", err))
 			}
-			if errs > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%s: %s", args[0], plural(errs, "lint error"))}
+			if in.Errors > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("%s: %s", args[0], ci.Plural(in.Errors, "lint error"))}
 			}
 			return nil
 		},
@@ -282,160 +268,4 @@ func newInspect() *cobra.Command {
 	oneOf(cmd.Flags(), "format", outputFormats())
 	cmd.Flags().StringArrayVar(&waitFor, "wait-for-tool", nil, "wait (up to --timeout) until the page serves this tool, by the page's own name; repeatable")
 	return cmd
-}
-
-// inspectReport is inspect's --json output.
-type inspectReport struct {
-	URL       string             `json:"url"`
-	Settled   bool               `json:"settled"`
-	Missing   []string           `json:"missing,omitempty"`
-	TookMS    int64              `json:"tookMs"`
-	Tools     []ci.Tool          `json:"tools"`
-	Resources []ci.Resource      `json:"resources"`
-	Prompts   []ci.Prompt        `json:"prompts"`
-	Findings  []ci.Finding       `json:"findings"`
-	Errors    int                `json:"errors"`
-	Warnings  int                `json:"warnings"`
-	Diagnosis core.PageDiagnosis `json:"diagnosis"`
-}
-
-func writeInspectJSON(w io.Writer, p *ci.Page, findings []ci.Finding, errs, warns int) error {
-	rep := inspectReport{URL: p.URL, Settled: p.Settled, Missing: p.Missing, TookMS: p.Took.Milliseconds(), Tools: p.Tools, Findings: findings, Errors: errs, Warnings: warns, Diagnosis: p.Diagnosis}
-	rep.Resources, rep.Prompts = p.Resources, p.Prompts
-	if rep.Tools == nil {
-		rep.Tools = []ci.Tool{}
-	}
-	if rep.Resources == nil {
-		rep.Resources = []ci.Resource{}
-	}
-	if rep.Prompts == nil {
-		rep.Prompts = []ci.Prompt{}
-	}
-	if rep.Findings == nil {
-		rep.Findings = []ci.Finding{}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
-}
-
-func writeInspectText(w io.Writer, p *ci.Page, findings []ci.Finding, errs, warns int) error {
-	var b bytes.Buffer
-	state := "settled"
-	if !p.Settled {
-		state = "gave up waiting"
-	}
-	fmt.Fprintf(&b, "%s: %s (%s after %s)\n", p.URL, ci.PageCounts(p), state, p.Took.Round(time.Millisecond))
-	for _, t := range p.Tools {
-		b.WriteString("\n")
-		if t.Refused != "" {
-			fmt.Fprintf(&b, "%s  (refused: %s)\n", t.Name, t.Refused)
-			continue
-		}
-		fmt.Fprintf(&b, "%s  →  %s\n", t.Name, t.Routed)
-		fmt.Fprintf(&b, "  backend:      %s\n", t.Backend)
-		if t.Title != "" {
-			fmt.Fprintf(&b, "  title:        %s\n", t.Title)
-		}
-		fmt.Fprintf(&b, "  description:  %s\n", oneLine(t.Description, 300))
-		if len(t.InputSchema) > 0 {
-			var c bytes.Buffer
-			if json.Compact(&c, t.InputSchema) != nil {
-				c.Reset()
-				c.Write(t.InputSchema)
-			}
-			fmt.Fprintf(&b, "  inputSchema:  %s\n", c.String())
-		}
-		if len(t.Annotations) > 0 {
-			a, _ := json.Marshal(t.Annotations)
-			fmt.Fprintf(&b, "  annotations:  %s\n", a)
-		}
-		if t.URL != "" && t.URL != p.URL {
-			fmt.Fprintf(&b, "  from:         %s\n", t.URL)
-		}
-	}
-	writeServerCatalog(&b, p)
-	b.WriteString("\n")
-	if len(p.Tools) == 0 {
-		b.WriteString("Why there are no tools:\n")
-		for _, l := range ci.Explain(p.Diagnosis) {
-			fmt.Fprintf(&b, "  %s\n", l)
-		}
-		b.WriteString("\n")
-	}
-	if len(findings) == 0 {
-		b.WriteString("No findings.\n")
-	} else {
-		b.WriteString("Findings:\n")
-		for _, fd := range findings {
-			fmt.Fprintf(&b, "  %s\n", ci.FormatFinding(fd))
-		}
-	}
-	fmt.Fprintf(&b, "%s, %s\n", plural(errs, "error"), plural(warns, "warning"))
-	_, err := w.Write(b.Bytes())
-	return err
-}
-
-// writeServerCatalog writes the resources, resource templates and prompts
-// of the page's MCP-B page servers.
-func writeServerCatalog(b *bytes.Buffer, p *ci.Page) {
-	if len(p.Resources) > 0 {
-		b.WriteString("\nResources (MCP-B page servers):\n")
-	}
-	for _, r := range p.Resources {
-		kind := "resource"
-		if r.Template {
-			kind = "template"
-		}
-		fmt.Fprintf(b, "\n%s  →  %s  (%s)\n", r.URI, r.Routed, kind)
-		fmt.Fprintf(b, "  name:         %s\n", r.Name)
-		if r.Description != "" {
-			fmt.Fprintf(b, "  description:  %s\n", oneLine(r.Description, 300))
-		}
-		if r.MimeType != "" {
-			fmt.Fprintf(b, "  mimeType:     %s\n", r.MimeType)
-		}
-	}
-	if len(p.Prompts) > 0 {
-		b.WriteString("\nPrompts (MCP-B page servers):\n")
-	}
-	for _, pr := range p.Prompts {
-		fmt.Fprintf(b, "\n%s  →  %s\n", pr.Name, pr.Routed)
-		if pr.Description != "" {
-			fmt.Fprintf(b, "  description:  %s\n", oneLine(pr.Description, 300))
-		}
-		for _, a := range pr.Arguments {
-			req := ""
-			if a.Required {
-				req = " (required)"
-			}
-			line := a.Name + req
-			if a.Description != "" {
-				line += "  " + oneLine(a.Description, 200)
-			}
-			fmt.Fprintf(b, "  argument:     %s\n", line)
-		}
-	}
-}
-
-// oneLine shows s on one line, cut to n characters.
-func oneLine(s string, n int) string {
-	r := []rune(s)
-	for i, c := range r {
-		if c == '\n' || c == '\r' || c == '\t' {
-			r[i] = ' '
-		}
-	}
-	if len(r) > n {
-		return string(r[:n]) + fmt.Sprintf("… (%d characters)", len(r))
-	}
-	return string(r)
-}
-
-// plural writes n and the word, with an s when n is not 1.
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

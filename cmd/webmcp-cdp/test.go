@@ -94,7 +94,7 @@ func newTest() *cobra.Command {
 			n := rep.Counts()
 			total := n.Passed + n.Failed + n.Errors + n.Skipped
 			if n.Errors > 0 {
-				return &exitError{code: 2, err: fmt.Errorf("%s could not run (a page did not load); %d of %d checks failed", plural(n.Errors, "check"), n.Failed, total)}
+				return &exitError{code: 2, err: fmt.Errorf("%s could not run (a page did not load); %d of %d checks failed", ci.Plural(n.Errors, "check"), n.Failed, total)}
 			}
 			if n.Failed > 0 {
 				return &exitError{code: 1, err: fmt.Errorf("%d of %d checks failed", n.Failed, total)}
@@ -121,7 +121,7 @@ func writeUpdates(out io.Writer, file string, ups []ci.SnapshotUpdate) error {
 	if err := ci.UpdateSnapshots(file, ups); err != nil {
 		return fmt.Errorf("--update: %w", err)
 	}
-	fmt.Fprintf(out, "--update: rewrote %s in %s:\n", plural(len(ups), "snapshot"), file)
+	fmt.Fprintf(out, "--update: rewrote %s in %s:\n", ci.Plural(len(ups), "snapshot"), file)
 	for _, u := range ups {
 		fmt.Fprintf(out, "  %s (pages[%d].calls[%d]):\n", u.Name, u.Page, u.Call)
 		for _, l := range u.Diff {

@@ -126,15 +126,15 @@ func PageCounts(p *Page) string {
 			templates++
 		}
 	}
-	parts := []string{plural(len(p.Tools), "tool")}
+	parts := []string{Plural(len(p.Tools), "tool")}
 	if n := len(p.Resources) - templates; n > 0 {
-		parts = append(parts, plural(n, "resource"))
+		parts = append(parts, Plural(n, "resource"))
 	}
 	if templates > 0 {
-		parts = append(parts, plural(templates, "resource template"))
+		parts = append(parts, Plural(templates, "resource template"))
 	}
 	if len(p.Prompts) > 0 {
-		parts = append(parts, plural(len(p.Prompts), "prompt"))
+		parts = append(parts, Plural(len(p.Prompts), "prompt"))
 	}
 	return strings.Join(parts, ", ")
 }

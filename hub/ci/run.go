@@ -96,7 +96,7 @@ type Counts struct {
 func (c Counts) String() string {
 	s := fmt.Sprintf("%d passed, %d failed", c.Passed, c.Failed)
 	if c.Errors > 0 {
-		s += ", " + plural(c.Errors, "error")
+		s += ", " + Plural(c.Errors, "error")
 	}
 	if c.Skipped > 0 {
 		s += fmt.Sprintf(", %d skipped", c.Skipped)
@@ -225,7 +225,7 @@ func (r *Runner) runPage(ctx context.Context, out io.Writer, spec *Spec, i int, 
 		}
 	}()
 	load := Case{Name: "load", Took: page.Took, Pos: suite.Pos,
-		Note: fmt.Sprintf("%s after %s: %s", plural(len(page.Names()), "tool"), roundDuration(page.Took), servedNames(page))}
+		Note: fmt.Sprintf("%s after %s: %s", Plural(len(page.Names()), "tool"), roundDuration(page.Took), servedNames(page))}
 	if !page.Settled {
 		load.Note += " (gave up waiting)"
 	}
@@ -375,9 +375,9 @@ func lintCase(name string, findings []Finding, mode LintMode) Case {
 	}
 	c.Detail = strings.Join(lines, "\n")
 	if errs > 0 || mode == LintWarnings {
-		c.Failure = plural(errs, "error") + ", " + plural(warns, "warning")
+		c.Failure = Plural(errs, "error") + ", " + Plural(warns, "warning")
 	} else {
-		c.Note = plural(warns, "warning")
+		c.Note = Plural(warns, "warning")
 	}
 	return c
 }
@@ -457,7 +457,8 @@ func roundDuration(d time.Duration) time.Duration {
 	return d.Round(time.Millisecond)
 }
 
-func plural(n int, word string) string {
+// Plural writes n and the word, with an s when n is not 1.
+func Plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}

@@ -377,7 +377,7 @@ func (s *Spec) Substitute(lookup func(string) (string, bool)) error {
 	}
 	if len(missing) > 0 {
 		return &SpecError{File: s.file, Pos: s.Pos("secrets"), Path: "secrets", Msg: fmt.Sprintf("%s not set in the environment: the recorded session stands for %s with ${NAME} placeholders; set %s and run again",
-			plural(len(missing), "secret is"), strings.Join(missing, ", "), strings.Join(missing, ", "))}
+			Plural(len(missing), "secret is"), strings.Join(missing, ", "), strings.Join(missing, ", "))}
 	}
 	s.secretValues = values
 	for i := range s.Pages {
