@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"time"
 
 	cdpt "github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/page"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 
@@ -68,27 +66,11 @@ func newRawBrowser(ctx context.Context, url string) (*rawBrowser, error) {
 		return fail(err)
 	}
 	call := rawCall(sess, obj)
-	loads, stop := navSess.Subscribe("Page.loadEventFired")
-	if _, err := cdpt.Call(ctx, navSess, page.Enable, page.EnableParams{}); err != nil {
-		stop()
-		return fail(fmt.Errorf("Page.enable: %w", err))
+	navigate, err := loadNavigator(ctx, navSess)
+	if err != nil {
+		return fail(err)
 	}
-	navigate := func(ctx context.Context, url string) error {
-		for len(loads) > 0 {
-			<-loads
-		}
-		expr := "location.href = " + strconv.Quote(url)
-		if _, err := cdpt.Call(ctx, navSess, cdpruntime.Evaluate, cdpruntime.EvaluateParams{Expression: expr}); err != nil {
-			return fmt.Errorf("raw navigation: %w", err)
-		}
-		select {
-		case <-loads:
-			return nil
-		case <-ctx.Done():
-			return fmt.Errorf("raw navigation to %s: no load event: %w", url, ctx.Err())
-		}
-	}
-	return &rawBrowser{product: v.Product, call: call, navigate: navigate, close: func() { stop(); proc.Close() }}, nil
+	return &rawBrowser{product: v.Product, call: call, navigate: navigate, close: func() { proc.Close() }}, nil
 }
 
 // rawCall returns a func making one Runtime.callFunctionOn round trip into
