@@ -14,6 +14,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/fleet"
 )
 
 // This file is launch on a Selenium Grid (--selenium URL, or Playwright's
@@ -128,7 +129,7 @@ func gridSupplied(ctx context.Context, opts browsers.GridOptions, n int) []suppl
 	return numbered("grid", n, func(name string) supplied {
 		o := opts
 		o.Logger = slog.Default().With("browser", name)
-		return supplied{name: name, src: browsers.NewGrid(o), restart: true, startFails: true, failCode: 2}
+		return supplied{Browser: fleet.Browser{Name: name, Source: browsers.NewGrid(o), Restart: true, StartFails: true}, failCode: 2}
 	})
 }
 

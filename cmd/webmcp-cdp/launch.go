@@ -13,6 +13,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/fleet"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 
@@ -98,7 +99,7 @@ func newLaunch() *cobra.Command {
 					sup = numbered(launchedName, count, func(name string) supplied {
 						o := opts
 						o.Logger = slog.Default().With("browser", name)
-						return supplied{name: name, src: &browsers.Launch{Options: o}, restart: relaunch, startFails: true}
+						return supplied{Browser: fleet.Browser{Name: name, Source: &browsers.Launch{Options: o}, Restart: relaunch, StartFails: true}}
 					})
 				}
 				return runMulti(ctx, append(sup, endpointsSupplied(named)...), &bf, backend, false, urls)

@@ -8,13 +8,15 @@
 //
 // The shape is chromedp's Allocator (ExecAllocator, RemoteAllocator): one
 // small interface, one implementation per way of getting a browser, and one
-// supervisor for all of them (cmd/webmcp-cdp's dialer with
-// internal/multi.Supervise) that asks the source again when a browser is
-// lost. It knows CDP connections, not the page script, the hub or MCP.
+// supervisor for all of them (internal/fleet, over internal/multi.Supervise)
+// that asks the source again when a browser is lost. A source made
+// elsewhere builds its browsers with New. It knows CDP connections, not the
+// page script, the hub or MCP.
 package browsers
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
@@ -43,6 +45,42 @@ type Browser struct {
 	// grace is how long, once the connection ended, the source may take to
 	// tell why (a process that is exiting).
 	grace time.Duration
+}
+
+// Parts are what a Browser is made of, for a Source outside this package
+// (or a fake one in a test).
+type Parts struct {
+	// Conn is the browser-level CDP connection.
+	Conn *cdp.Conn
+	// End frees what the source made; nil: close Conn. New makes calling
+	// it more than once do nothing more.
+	End func(ctx context.Context) error
+	// Gone, when not nil, is closed when the source learns the browser is
+	// gone other than by its connection; Reason then says why.
+	Gone   <-chan struct{}
+	Reason func() string
+	// Grace is how long to wait for Gone once the connection ended.
+	Grace time.Duration
+}
+
+// New returns the Browser made of p.
+func New(p Parts) *Browser {
+	end := p.End
+	if end == nil {
+		end = func(context.Context) error { return p.Conn.Close() }
+	}
+	var once sync.Once
+	var endErr error
+	return &Browser{
+		conn:   p.Conn,
+		gone:   p.Gone,
+		reason: p.Reason,
+		grace:  p.Grace,
+		end: func(ctx context.Context) error {
+			once.Do(func() { endErr = end(ctx) })
+			return endErr
+		},
+	}
 }
 
 // Conn is the browser-level CDP connection.

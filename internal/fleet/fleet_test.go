@@ -1,0 +1,322 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/multi"
+)
+
+// fleetRun is one fleet started in a test: its supervisors run until the
+// test ends.
+type fleetRun struct {
+	f      *Fleet
+	logs   chan logRecord
+	cancel context.CancelFunc
+}
+
+// start makes a fleet of bs and runs it.
+func start(t *testing.T, bs []Browser, opts Options) *fleetRun {
+	t.Helper()
+	r := &fleetRun{logs: make(chan logRecord, 1024)}
+	opts.Logger = slog.New(&logTap{c: r.logs})
+	opts.Backoff = multi.Backoff{Min: time.Millisecond, Max: 2 * time.Millisecond}
+	f, err := New(bs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.f = f
+	ctx, cancel := context.WithCancel(t.Context())
+	r.cancel = cancel
+	f.Run(ctx, nopSink{})
+	t.Cleanup(func() {
+		cancel()
+		f.Wait()
+	})
+	return r
+}
+
+// state returns the named member's state and error.
+func (r *fleetRun) state(name string) multi.Status {
+	for _, st := range r.f.Set().Statuses() {
+		if st.Name == name {
+			return st
+		}
+	}
+	return multi.Status{}
+}
+
+// waitGone waits until every supervisor ended.
+func (r *fleetRun) waitGone(t *testing.T) {
+	t.Helper()
+	select {
+	case <-r.f.Gone():
+	case <-time.After(patience):
+		t.Fatal("the fleet did not give up")
+	}
+}
+
+var errNoChrome = errors.New("no Chrome found")
+
+func TestFleet(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b    Browser // Source is src
+		src  *fakeSource
+		opts Options
+		run  func(t *testing.T, r *fleetRun, src *fakeSource)
+	}{
+		{
+			name: "a launch that cannot start ends the start",
+			b:    Browser{StartFails: true},
+			src:  &fakeSource{fresh: true, starts: []error{errNoChrome}},
+			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+				err := r.f.Started(t.Context())
+				var se *StartError
+				if !errors.As(err, &se) || se.Name != "b" || !errors.Is(err, errNoChrome) || err.Error() != errNoChrome.Error() {
+					t.Fatalf("Started: %v, want a StartError of b with the source's own error", err)
+				}
+				r.waitGone(t)
+				if st := r.state("b"); st.State != multi.StateStopped || !strings.Contains(st.Error, "not reconnecting: no Chrome found") {
+					t.Errorf("status %+v, want stopped for good", st)
+				}
+				if n := src.count(); n != 1 {
+					t.Errorf("%d starts, want 1", n)
+				}
+			},
+		},
+		{
+			name: "a Grid that says no at the start ends it though it restarts",
+			b:    Browser{StartFails: true, Restart: true},
+			src:  &fakeSource{fresh: true, starts: []error{errNoChrome}},
+			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+				var se *StartError
+				if err := r.f.Started(t.Context()); !errors.As(err, &se) {
+					t.Fatalf("Started: %v, want a StartError", err)
+				}
+				r.waitGone(t)
+				if n := src.count(); n != 1 {
+					t.Errorf("%d starts, want 1", n)
+				}
+				if err := r.f.Err(); !strings.Contains(err.Error(), "every browser is gone: browser b: not reconnecting: no Chrome found") {
+					t.Errorf("Err: %v", err)
+				}
+			},
+		},
+		{
+			name: "an endpoint down at the start is retried",
+			b:    Browser{Restart: true},
+			src:  &fakeSource{starts: []error{errNoChrome, errNoChrome}},
+			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+				if err := r.f.Started(t.Context()); err != nil {
+					t.Fatalf("Started: %v, want nil: an endpoint's start does not end the start", err)
+				}
+				if got := waitLog(t, r.logs, "cannot connect to the browser; will retry with backoff"); !strings.Contains(got, "no Chrome found") {
+					t.Errorf("the retry says %q", got)
+				}
+				src.nextBrowser(t).t.waitAsked(t, "Target.setAutoAttach")
+				if st := r.state("b"); st.State != multi.StateUp {
+					t.Errorf("status %+v, want up", st)
+				}
+				if n := src.count(); n != 3 {
+					t.Errorf("%d starts, want 3", n)
+				}
+			},
+		},
+		{
+			name: "a browser lost is started again",
+			b:    Browser{StartFails: true, Restart: true},
+			src:  &fakeSource{fresh: true},
+			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+				if err := r.f.Started(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				first := src.nextBrowser(t)
+				first.t.Close()
+				if got := waitLog(t, r.logs, "lost the browser; its tools are cached until it is back, the other browsers go on"); !strings.Contains(got, "the connection ended") {
+					t.Errorf("lost because %q", got)
+				}
+				first.waitEnded(t)
+				src.nextBrowser(t).t.waitAsked(t, "Target.setAutoAttach")
+				waitLog(t, r.logs, "browser reconnected: the tools its tabs register are live again")
+				if st := r.state("b"); st.State != multi.StateUp || st.Drops != 1 {
+					t.Errorf("status %+v, want up after 1 drop", st)
+				}
+			},
+		},
+		{
+			name: "a restart that fails once a browser was up is retried",
+			b:    Browser{StartFails: true, Restart: true},
+			src:  &fakeSource{fresh: true, starts: []error{nil, errNoChrome}},
+			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+				if err := r.f.Started(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				src.nextBrowser(t).t.Close()
+				if got := waitLog(t, r.logs, "cannot connect to the browser; will retry with backoff"); !strings.Contains(got, "no Chrome found") || strings.Contains(got, "not reconnecting") {
+					t.Errorf("the failed restart says %q", got)
+				}
+				src.nextBrowser(t).t.waitAsked(t, "Target.setAutoAttach")
+			},
+		},
+		{
+			name: "a browser lost without Restart is given up",
+			b:    Browser{StartFails: true},
+			src:  &fakeSource{fresh: true},
+			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+				if err := r.f.Started(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				fb := src.nextBrowser(t)
+				fb.t.Close()
+				r.waitGone(t)
+				fb.waitEnded(t)
+				if err := r.f.Err(); !strings.Contains(err.Error(), "not reconnecting (pass --relaunch to start it again): the connection ended") {
+					t.Errorf("Err: %v", err)
+				}
+			},
+		},
+		{
+			name: "the source's reason within its grace",
+			b:    Browser{Restart: true},
+			src:  &fakeSource{fresh: true, withGone: true, grace: patience},
+			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+				fb := src.nextBrowser(t)
+				waitLog(t, r.logs, "browser connected")
+				fb.t.Close()
+				close(fb.gone)
+				if got := waitLog(t, r.logs, "lost the browser; its tools are cached until it is back, the other browsers go on"); got != "the browser exited: signal: killed" {
+					t.Errorf("lost because %q, want the source's reason", got)
+				}
+			},
+		},
+		{
+			name: "the connection's end once the grace passed",
+			b:    Browser{Restart: true},
+			src:  &fakeSource{fresh: true, withGone: true, grace: time.Millisecond},
+			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+				fb := src.nextBrowser(t)
+				waitLog(t, r.logs, "browser connected")
+				fb.t.Close()
+				if got := waitLog(t, r.logs, "lost the browser; its tools are cached until it is back, the other browsers go on"); !strings.HasPrefix(got, "the connection ended") {
+					t.Errorf("lost because %q, want the connection's end", got)
+				}
+			},
+		},
+		{
+			name: "gone while the connection stays",
+			b:    Browser{Restart: true},
+			src:  &fakeSource{fresh: true, withGone: true},
+			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+				fb := src.nextBrowser(t)
+				waitLog(t, r.logs, "browser connected")
+				close(fb.gone)
+				if got := waitLog(t, r.logs, "lost the browser; its tools are cached until it is back, the other browsers go on"); got != "the browser exited: signal: killed" {
+					t.Errorf("lost because %q", got)
+				}
+				fb.waitEnded(t)
+				src.nextBrowser(t)
+			},
+		},
+		{
+			name: "a setup that fails ends the browser it started",
+			b:    Browser{StartFails: true},
+			src:  &fakeSource{fresh: true, fail: map[string]bool{"Security.setIgnoreCertificateErrors": true}},
+			opts: Options{IgnoreHTTPSErrors: true},
+			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+				err := r.f.Started(t.Context())
+				if err == nil || !strings.HasPrefix(err.Error(), "--ignore-https-errors: ") {
+					t.Fatalf("Started: %v", err)
+				}
+				src.nextBrowser(t).waitEnded(t)
+			},
+		},
+		{
+			name: "ending is bounded when the fleet stops",
+			b:    Browser{Restart: true},
+			src:  &fakeSource{fresh: true, endBlocks: true},
+			opts: Options{EndTimeout: 50 * time.Millisecond},
+			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+				fb := src.nextBrowser(t)
+				fb.t.waitAsked(t, "Target.setAutoAttach")
+				r.cancel()
+				t0 := time.Now()
+				r.f.Wait()
+				if err := fb.waitEnded(t); !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("End's context ended with %v, want its deadline", err)
+				}
+				if d := time.Since(t0); d > patience/2 {
+					t.Errorf("Wait took %v with an ending bound of 50ms", d)
+				}
+				if st := r.state("b"); st.State != multi.StateStopped {
+					t.Errorf("status %+v, want stopped", st)
+				}
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.src.started = make(chan *fakeBrowser, 16)
+			b := tc.b
+			b.Name, b.Source = "b", tc.src
+			tc.run(t, start(t, []Browser{b}, tc.opts), tc.src)
+		})
+	}
+}
+
+// The start URLs open in the first fresh browser only, the options reach
+// every connection, and FirstAttempts waits for each browser's first
+// attempt.
+func TestFleetStartURLs(t *testing.T) {
+	fail := map[string]bool{"Target.createTarget": true}
+	endpoint := &fakeSource{fail: fail, started: make(chan *fakeBrowser, 4)}
+	first := &fakeSource{fresh: true, fail: fail, started: make(chan *fakeBrowser, 4)}
+	second := &fakeSource{fresh: true, fail: fail, started: make(chan *fakeBrowser, 4)}
+	r := start(t, []Browser{
+		{Name: "ep", Source: endpoint, Restart: true},
+		{Name: "one", Source: first, StartFails: true},
+		{Name: "two", Source: second, StartFails: true},
+	}, Options{URLs: []string{"http://127.0.0.1:1/"}, IgnoreHTTPSErrors: true, WaitTools: time.Millisecond})
+	if err := r.f.Started(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.f.FirstAttempts():
+	case <-time.After(patience):
+		t.Fatal("the first attempts were not over")
+	}
+	fbs := map[string]*fakeBrowser{"ep": endpoint.nextBrowser(t), "one": first.nextBrowser(t), "two": second.nextBrowser(t)}
+	if got := waitLog(t, r.logs, "cannot open a start page"); !strings.Contains(got, "Target.createTarget refused") {
+		t.Errorf("the start page failed with %q", got)
+	}
+	for name, fb := range fbs {
+		asked := fb.t.drain()
+		for _, m := range []string{"Security.setIgnoreCertificateErrors", "Target.setAutoAttach"} {
+			if !slices.Contains(asked, m) {
+				t.Errorf("browser %s was not asked %s: %v", name, m, asked)
+			}
+		}
+		if got, want := slices.Contains(asked, "Target.createTarget"), name == "one"; got != want {
+			t.Errorf("browser %s opened a start page: %v, want %v", name, got, want)
+		}
+	}
+	for _, name := range []string{"ep", "one", "two"} {
+		if st := r.state(name); st.State != multi.StateUp {
+			t.Errorf("%s: %+v, want up", name, st)
+		}
+	}
+}
+
+func TestFleetNames(t *testing.T) {
+	src := &fakeSource{}
+	if _, err := New([]Browser{{Name: "a", Source: src}, {Name: "a", Source: src}}, Options{}); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("two browsers named a: %v", err)
+	}
+	if _, err := New([]Browser{{Name: "A", Source: src}}, Options{}); err == nil || !strings.Contains(err.Error(), `browser name "A"`) {
+		t.Errorf("a browser named A: %v", err)
+	}
+}
