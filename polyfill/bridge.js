@@ -5,15 +5,6 @@ const goCalls = new SafeMap(); // Go call id -> local id
 const perfNow = ReflectApply(FnBind, G.performance.now, [G.performance]);
 const MathFloor = Math.floor;
 
-// startedBefore says whether the document held scripts of the page when
-// this script came in: it was injected into a live document (attach mode,
-// or a tab Chromium did not hold until the setup was in), and whatever
-// those scripts registered through no API of theirs is lost until a
-// reload. A new document has no element yet when this script runs.
-const startedBefore = (() => {
-  try { return call(docScripts, doc).length > 0; } catch { return false; }
-})();
-
 // runForGo runs a tool like executeTool does (toolactivated, a real
 // AbortSignal) and resolves with its completion, whose value (the tool's
 // string, or its JSON text) is cut to maxBytes characters so a page cannot

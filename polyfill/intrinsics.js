@@ -124,6 +124,15 @@ const nodeType = getter(Node.prototype, 'nodeType');
 const defaultView = getter(Document.prototype, 'defaultView');
 const docTitle = getter(Document.prototype, 'title');
 const docScripts = getter(Document.prototype, 'scripts');
+// startedBefore (bridge.js tells Go; pageserver.js asks late) says whether the document held scripts of the page when
+// this script came in: it was injected into a live document (attach mode,
+// or a tab Chromium did not hold until the setup was in), and whatever
+// those scripts registered through no API of theirs is lost until a
+// reload. A new document has no element yet when this script runs.
+const startedBefore = (() => {
+  try { return call(docScripts, doc).length > 0; } catch { return false; }
+})();
+
 const titleOf = (d) => { try { return StringCtor(call(docTitle, d)); } catch { return ''; } };
 const toWellFormed = String.prototype.toWellFormed;
 const objectHasOwn = Object.prototype.hasOwnProperty;

@@ -192,10 +192,16 @@ function mcpbOnMessage(ev) {
 call(addListener, G, 'message', mcpbOnMessage, true);
 
 // Ask a same-window server on the default channel, and the servers of the
-// child frames on theirs, whether they are there (a server that starts
-// later says so itself; this finds one that started before us, as in
-// attach mode). Other channels answer only when asked on their own name,
-// so they are found when they start.
+// child frames on theirs, whether they are there. Other channels answer
+// only when asked on their own name, so they are found when they start.
+// Asked only in a document this script came into late (startedBefore:
+// attach mode), where a server may have started before this listener. In a
+// new document none can have, and a server that starts later says so
+// itself (TabServerTransport and IframeChildTransport post
+// 'mcp-server-ready' when they start); asking anyway posts a message the
+// page and its frames see, and a page's own one-shot 'message' listener
+// would take it for its own (WPT's unregister-during-executeTool-cross-origin
+// timed out so, on both backends).
 function mcpbCheckReady() {
   const ask = (channel) => ({ __proto__: null, channel, type: 'mcp', direction: 'client-to-server', payload: 'mcp-check-ready' });
   try {
@@ -208,9 +214,9 @@ function mcpbCheckReady() {
     try { G[i].postMessage(ask(MCPB_IFRAME_CHANNEL), '*'); } catch { /* gone */ }
   }
 }
-mcpbCheckReady();
+if (startedBefore) mcpbCheckReady();
 call(addListener, G, 'load', () => {
-  mcpbCheckReady();
+  if (startedBefore) mcpbCheckReady();
   // In a new tab the binding can come after the first messages: say so now.
   if (mcpbQueue.length > 0 && !mcpbPinged) mcpbPing();
 }, { once: true });
