@@ -3,6 +3,8 @@ package telemetry
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
@@ -15,9 +17,18 @@ type Telemetry struct {
 }
 
 // New returns a Telemetry of the parts given, or nil when both are nil.
+// With both, the metrics count the calls that got no spans because more
+// than the trace queue holds waited for them at once
+// (webmcp_cdp_trace_calls_dropped_total).
 func New(m *Metrics, t *Traces) *Telemetry {
 	if m == nil && t == nil {
 		return nil
+	}
+	if m != nil && t != nil {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "webmcp_cdp_trace_calls_dropped_total",
+			Help: "Tool calls that got no trace spans: more than the trace queue holds waited for theirs at once (the exporter is slower than the calls).",
+		}, func() float64 { return float64(t.dropped.Load()) }))
 	}
 	return &Telemetry{Metrics: m, Traces: t}
 }

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -176,3 +177,30 @@ func (e *countingExporter) ExportSpans(_ context.Context, spans []sdktrace.ReadO
 	return nil
 }
 func (e *countingExporter) Shutdown(context.Context) error { return nil }
+
+// TestDroppedCallsMetric: with metrics and traces on, the calls that got
+// no spans (the queue was full) are a counter; with traces off there is
+// none.
+func TestDroppedCallsMetric(t *testing.T) {
+	const name = "webmcp_cdp_trace_calls_dropped_total"
+	for _, tc := range []struct {
+		traces  bool
+		dropped int64
+		want    map[string]float64
+	}{
+		{traces: false, want: map[string]float64{}},
+		{traces: true, want: map[string]float64{"": 0}},
+		{traces: true, dropped: 3, want: map[string]float64{"": 3}},
+	} {
+		m := NewMetrics(0)
+		var tr *Traces
+		if tc.traces {
+			tr = tracesOf(sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewInMemoryExporter())), "test")
+			tr.dropped.Add(tc.dropped)
+		}
+		New(m, tr)
+		if got := gather(t, m, name); !maps.Equal(got, tc.want) {
+			t.Errorf("traces %v, %d dropped: %s = %v, want %v", tc.traces, tc.dropped, name, got, tc.want)
+		}
+	}
+}
