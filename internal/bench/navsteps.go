@@ -87,10 +87,22 @@ func navStepsRows(ctx context.Context, bin, url string, add func(what, value str
 type navStepTab struct {
 	dir   string // the browser's profile: its processes' command lines name it
 	nav   func(context.Context, string) error
-	attch *exec.Cmd // the webmcp-cdp process, for attached
-	lat   Latencies
-	cpu0  map[string]float64
-	own0  float64
+	attch *exec.Cmd // the webmcp-cdp process of an attached variant
+	lat   Latencies // navigation start → load
+	tools Latencies // → the client has the ten tools (attached variants)
+	// loadTook is the load time of an attached variant's last navigation.
+	loadTook time.Duration
+	cpu0     map[string]float64
+	own0     float64
+}
+
+// pid is the webmcp-cdp process's (its command line names the profile
+// too, but it is no process of the browser), or 0.
+func (t *navStepTab) pid() int {
+	if t.attch == nil || t.attch.Process == nil {
+		return 0
+	}
+	return t.attch.Process.Pid
 }
 
 func navSteps(ctx context.Context, bin, url string, side backendSide, add func(what, value string)) error {
@@ -160,7 +172,12 @@ func navSteps(ctx context.Context, bin, url string, side backendSide, add func(w
 				<-s.changes
 			}
 			loaded := make(chan error, 1)
-			go func() { loaded <- nav(ctx, u) }()
+			t0 := time.Now()
+			go func() {
+				err := nav(ctx, u)
+				tab.loadTook = time.Since(t0)
+				loaded <- err
+			}()
 			_, prefix, _ := strings.Cut(u, "?p=")
 			err := waitTen(ctx, s, prefix)
 			if lerr := <-loaded; err == nil {
@@ -174,9 +191,9 @@ func navSteps(ctx context.Context, bin, url string, side backendSide, add func(w
 	for i := range navStepsRuns + warm {
 		if i == warm {
 			for _, tab := range tabs {
-				tab.cpu0 = cpuByType(tab.dir)
+				tab.cpu0 = cpuByType(tab.dir, tab.pid())
 				if tab.attch != nil {
-					tab.own0 = processCPU(tab.attch.Process.Pid)
+					tab.own0 = processCPU(tab.pid())
 				}
 			}
 		}
@@ -191,15 +208,21 @@ func navSteps(ctx context.Context, bin, url string, side backendSide, add func(w
 			if err != nil {
 				return fmt.Errorf("%s, navigation %d: %w", variants[k].name, i+1, err)
 			}
-			if i >= warm {
-				tabs[k].lat = append(tabs[k].lat, time.Since(t0))
+			took := time.Since(t0)
+			if i < warm {
+				continue
 			}
+			if tabs[k].attch != nil {
+				tabs[k].tools = append(tabs[k].tools, took)
+				took = tabs[k].loadTook
+			}
+			tabs[k].lat = append(tabs[k].lat, took)
 		}
 	}
 	bare := tabs[0].lat
 	for i, v := range variants {
 		tab := tabs[i]
-		cpu := cpuByType(tab.dir)
+		cpu := cpuByType(tab.dir, tab.pid())
 		per := func(typ string) float64 { return (cpu[typ] - tab.cpu0[typ]) / navStepsRuns * 1000 }
 		total := 0.0
 		for typ := range cpu {
@@ -208,7 +231,8 @@ func navSteps(ctx context.Context, bin, url string, side backendSide, add func(w
 		value := fmt.Sprintf("p50 %.1f ms, paired median %s bare; CPU per navigation: browser's processes %.1f ms (browser process %.1f, renderers %.1f)",
 			float64(tab.lat.Percentile(50))/1e6, pairedRatio(tab.lat, bare), total, per("browser"), per("renderer"))
 		if tab.attch != nil {
-			value += fmt.Sprintf(", webmcp-cdp %.1f ms", (processCPU(tab.attch.Process.Pid)-tab.own0)/navStepsRuns*1000)
+			value += fmt.Sprintf(", webmcp-cdp %.1f ms; → the client has the 10 tools p50 %.1f ms, paired median %s bare",
+				(processCPU(tab.pid())-tab.own0)/navStepsRuns*1000, float64(tab.tools.Percentile(50))/1e6, pairedRatio(tab.tools, bare))
 		}
 		add(fmt.Sprintf("%s: navigation start → load, %s (%d navigations, a browser each, interleaved)", side.name, v.name, navStepsRuns), value)
 	}
@@ -278,16 +302,16 @@ func stepTab(ctx context.Context, conn, setupConn *cdp.Conn, side backendSide, s
 }
 
 // cpuByType adds up the CPU time (user and system, in seconds) of the
-// processes whose command line contains sub, by Chromium process type
-// (--type=, or --utility-sub-type=; "browser" for the browser process).
+// processes whose command line contains sub, but for the process skip, by
+// Chromium process type (--type=; "browser" for the browser process).
 // Chromium's child processes rewrite their command line with spaces
 // between the arguments. Empty where there is no /proc.
-func cpuByType(sub string) map[string]float64 {
+func cpuByType(sub string, skip int) map[string]float64 {
 	out := map[string]float64{}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+		if err != nil || pid == skip {
 			continue
 		}
 		cl, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
