@@ -76,7 +76,7 @@ func newBench() *cobra.Command {
 	cmd.Flags().BoolVar(&forwardHTTPMode.Stateless, "forward-http-stateless", false, "the streamable HTTP forwarder serves MCP 2026-07-28 only, statelessly")
 	cmd.Flags().MarkHidden("forward-http-stateless")
 	cmd.Flags().StringVar(&grid, "selenium", "", "the Selenium Grid of the grid rows, with at least three free slots (default $"+envSeleniumURL+"; without either they are skipped)")
-	cmd.Flags().StringSliceVar(&rows, "rows", nil, "measure only these groups of rows: "+strings.Join(bench.RowGroups, ", ")+" (all when empty)")
+	cmd.Flags().StringSliceVar(&rows, "rows", nil, "measure only these groups of rows: "+strings.Join(bench.RowGroups, ", ")+" (all when empty, but navsteps, measured only when named)")
 	oneOf(cmd.Flags(), "rows", bench.RowGroups)
 	return cmd
 }

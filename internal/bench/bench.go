@@ -61,7 +61,8 @@ type Options struct {
 	// Logger receives progress (default slog.Default()).
 	Logger *slog.Logger
 	// Rows names the groups of rows to measure (RowGroups); empty
-	// measures them all (the grid rows only with Grid).
+	// measures them all (the grid rows only with Grid; the navsteps rows
+	// only when named).
 	Rows []string
 	// Grid is the Selenium Grid of the grid rows (http://host:4444), with
 	// at least three free slots.
@@ -70,7 +71,7 @@ type Options struct {
 
 // RowGroups names the groups of rows Options.Rows can select, in the order
 // they run.
-var RowGroups = []string{"startup", "stdio", "pageserver", "http", "surface", "attach", "browsers", "pagescript", "navload", "grid"}
+var RowGroups = []string{"startup", "stdio", "pageserver", "http", "surface", "attach", "browsers", "pagescript", "navload", "navsteps", "grid"}
 
 // selected reports whether the row group named group is to be measured.
 func (o *Options) selected(group string) bool {
@@ -196,6 +197,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if opts.selected("navload") {
 		if err := navLoadRows(ctx, opts.Binary, page, add); err != nil { // navload.go
+			return nil, err
+		}
+	}
+	if slices.Contains(opts.Rows, "navsteps") {
+		if err := navStepsRows(ctx, opts.Binary, page, add); err != nil { // navsteps.go
 			return nil, err
 		}
 	}
