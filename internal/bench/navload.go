@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,7 +17,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
-	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 
 // navLoadRuns is the number of measured navigations of each navload row.
@@ -190,10 +187,7 @@ func navLoad(ctx context.Context, bin, url string, side backendSide) (navMeasure
 // native one), with nothing reading what it reports, and returns its
 // navigator.
 func setUpTab(ctx context.Context, conn *cdp.Conn, side backendSide) (func(context.Context, string) error, error) {
-	nonce := make([]byte, 8)
-	rand.Read(nonce)
-	binding := "benchBinding" + hex.EncodeToString(nonce)
-	script, err := polyfill.Script(polyfill.Options{Nonce: hex.EncodeToString(nonce), Binding: binding, Backend: side.backend})
+	binding, script, err := benchScript(side)
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
-	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 
 // navStepsRuns is the number of measured navigations of each navsteps row.
@@ -271,10 +268,7 @@ func stepTab(ctx context.Context, conn, setupConn *cdp.Conn, side backendSide, s
 			return nil, fmt.Errorf("Page.enable: %w", err)
 		}
 	}
-	nonce := make([]byte, 8)
-	rand.Read(nonce)
-	binding := "benchBinding" + hex.EncodeToString(nonce)
-	script, err := polyfill.Script(polyfill.Options{Nonce: hex.EncodeToString(nonce), Binding: binding, Backend: side.backend})
+	binding, script, err := benchScript(side)
 	if err != nil {
 		return nil, err
 	}

@@ -87,6 +87,16 @@ type scriptCosts struct {
 	size                     int
 }
 
+// benchScript is the page script of side's backend with a fresh nonce, and
+// the name of the binding it calls, as webmcp-cdp makes them for a browser.
+func benchScript(side backendSide) (binding, script string, err error) {
+	nonce := make([]byte, 8)
+	rand.Read(nonce)
+	binding = "benchBinding" + hex.EncodeToString(nonce)
+	script, err = polyfill.Script(polyfill.Options{Nonce: hex.EncodeToString(nonce), Binding: binding, Backend: side.backend})
+	return binding, script, err
+}
+
 func scriptCost(ctx context.Context, url string, side backendSide) (scriptCosts, error) {
 	var c scriptCosts
 	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{Headless: true, EnableNative: side.native, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -94,10 +104,7 @@ func scriptCost(ctx context.Context, url string, side backendSide) (scriptCosts,
 		return c, fmt.Errorf("launching the browser: %w", err)
 	}
 	defer proc.Close()
-	nonce := make([]byte, 8)
-	rand.Read(nonce)
-	binding := "benchBinding" + hex.EncodeToString(nonce)
-	script, err := polyfill.Script(polyfill.Options{Nonce: hex.EncodeToString(nonce), Binding: binding, Backend: side.backend})
+	binding, script, err := benchScript(side)
 	if err != nil {
 		return c, err
 	}
