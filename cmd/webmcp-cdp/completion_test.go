@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/logging"
 )
 
 // TestFlagValueCompletion: on every command that has one of the flags with
@@ -57,7 +59,7 @@ func TestFlagValueCompletion(t *testing.T) {
 		}
 	}
 	for _, v := range annotated(t, root, "launch", "log-level") {
-		if _, err := newLogger(nil, v, ""); err != nil {
+		if _, err := logging.New(nil, v, ""); err != nil {
 			t.Errorf("--log-level %s: %v", v, err)
 		}
 	}

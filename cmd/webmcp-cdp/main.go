@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/webmcp-cdp/webmcp-cdp/internal/bench"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/logging"
 )
 
 // exitError carries an exit code out of a command.
@@ -199,7 +200,7 @@ func newRoot() *cobra.Command {
 				return usageError(err)
 			}
 			// stdout belongs to the MCP stdio transport: logs go to stderr.
-			logger, err := newLogger(os.Stderr, level, logFile)
+			logger, err := logging.New(os.Stderr, level, logFile)
 			if err != nil {
 				return err
 			}
@@ -208,7 +209,7 @@ func newRoot() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().StringVar(&level, "log-level", "info", "log level: debug, info, warn or error; logs go to stderr, one short line each (full lines at debug)")
-	oneOf(root.PersistentFlags(), "log-level", logLevels())
+	oneOf(root.PersistentFlags(), "log-level", logging.Levels())
 	root.PersistentFlags().StringVar(&logFile, "log-file", "", "also write the full log, at debug level, to `FILE` (appended)")
 	root.PersistentFlags().String(configFlag, "", "read flags from a YAML or JSON `FILE` keyed by flag name (see the end of --help)")
 	root.SetUsageTemplate(root.UsageTemplate() + configHelp)

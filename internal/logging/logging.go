@@ -1,4 +1,7 @@
-package main
+// Package logging builds webmcp-cdp's log/slog logger: one short line per
+// event on stderr (stdout is the MCP stdio transport), the full text form at
+// --log-level debug, and the full log at debug level in --log-file.
+package logging
 
 import (
 	"context"
@@ -11,23 +14,20 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/webmcp-cdp/webmcp-cdp/hub"
 )
 
-// This file sets up the log: one short line per event on stderr (stdout is
-// the MCP stdio transport), the full text form at --log-level debug, and
-// the full log at debug level in --log-file.
+// Levels returns the values --log-level takes (in any case), least severe
+// first.
+func Levels() []string { return []string{"debug", "info", "warn", "error"} }
 
-// logLevels are the values --log-level takes (in any case).
-func logLevels() []string { return []string{"debug", "info", "warn", "error"} }
-
-// newLogger returns the logger for --log-level level and --log-file path
-// (empty: none). The file stays open for the life of the process (its
-// writes are not buffered: nothing is lost at exit).
-func newLogger(stderr io.Writer, level, path string) (*slog.Logger, error) {
+// New returns the logger for --log-level level and --log-file path
+// (empty: none): one short line per record on stderr, the full text form
+// when level is debug, and the full log at debug level appended to path.
+// The file stays open for the life of the process (its writes are not
+// buffered: nothing is lost at exit).
+func New(stderr io.Writer, level, path string) (*slog.Logger, error) {
 	var l slog.Level
-	if !slices.Contains(logLevels(), strings.ToLower(level)) || l.UnmarshalText([]byte(level)) != nil {
+	if !slices.Contains(Levels(), strings.ToLower(level)) || l.UnmarshalText([]byte(level)) != nil {
 		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
 	}
 	var h slog.Handler
@@ -174,78 +174,4 @@ func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (t teeHandler) WithGroup(name string) slog.Handler {
 	return teeHandler{t[0].WithGroup(name), t[1].WithGroup(name)}
-}
-
-// tabLog is the hub as the browser's sink, logging each tab by its URL
-// when it first shows a page or goes to another URL, with its title once
-// the page has one (the browser first reports an empty title, or the URL).
-type tabLog struct {
-	*hub.Hub
-	log  *slog.Logger
-	mu   sync.Mutex
-	tabs map[string]tabSeen
-}
-
-// tabSeen is what tabLog logged of a tab.
-type tabSeen struct {
-	url   string
-	title bool // a real title was logged for url
-}
-
-// realTitle reports whether title is the page's own, not the browser's
-// stand-in while it loads.
-func realTitle(url, title string) bool {
-	if title == "" {
-		return false
-	}
-	_, rest, ok := strings.Cut(url, "://")
-	return title != url && (!ok || title != rest)
-}
-
-// TabOpened implements cdp.Sink.
-func (t *tabLog) TabOpened(id, url, title string) {
-	real := realTitle(url, title)
-	t.mu.Lock()
-	old, known := t.tabs[id]
-	now := tabSeen{url: url, title: real || (known && old.url == url && old.title)}
-	t.tabs[id] = now
-	t.mu.Unlock()
-	t.Hub.TabOpened(id, url, title)
-	switch {
-	case !known || old.url != url:
-		verb := "tab"
-		if known {
-			verb = "tab navigated"
-		}
-		if real {
-			t.log.Info(verb, "url", url, "title", title)
-		} else {
-			t.log.Info(verb, "url", url)
-		}
-	case real && !old.title:
-		t.log.Info("tab title", "url", url, "title", title)
-	default:
-		t.log.Debug("tab title", "url", url, "title", title)
-	}
-}
-
-// TabLost implements what internal/multi asks of its sink: a tab of a
-// browser whose connection dropped (its tools stay cached).
-func (t *tabLog) TabLost(id string) {
-	t.mu.Lock()
-	delete(t.tabs, id)
-	t.mu.Unlock()
-	t.Hub.TabLost(id)
-}
-
-// TabClosed implements cdp.Sink.
-func (t *tabLog) TabClosed(id string) {
-	t.mu.Lock()
-	seen, known := t.tabs[id]
-	delete(t.tabs, id)
-	t.mu.Unlock()
-	t.Hub.TabClosed(id)
-	if known {
-		t.log.Info("tab closed", "url", seen.url)
-	}
 }
