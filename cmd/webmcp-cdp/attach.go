@@ -4,9 +4,6 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
-
-	"github.com/webmcp-cdp/webmcp-cdp/cdp"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
 )
 
 func newAttach() *cobra.Command {
@@ -40,7 +37,10 @@ func newAttach() *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			src := &browsers.Connect{Name: "the browser to attach to", Dial: func(ctx context.Context) (*cdp.Conn, error) { return af.connect(ctx, ep) }}
+			src, err := af.source(ep)
+			if err != nil {
+				return err
+			}
 			br, err := src.Start(ctx)
 			if err != nil {
 				return err

@@ -2,16 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
 )
 
 // autoConnectFlags are attach's flags for the browser a person already
@@ -52,66 +50,25 @@ func (f *autoConnectFlags) defaults(cmd *cobra.Command, sf *serveFlags, endpoint
 	}
 }
 
-// connect connects attach to its browser: the endpoint given, else the
-// browser that DevToolsActivePort names. With no endpoint and no
-// --auto-connect the error says what attach needs.
-func (f *autoConnectFlags) connect(ctx context.Context, ep cdp.Endpoint) (*cdp.Conn, error) {
+// source turns the flags into attach's browser source: the endpoint
+// given, else the person's own browser that DevToolsActivePort names
+// (browsers.AutoConnect). With no endpoint and no --auto-connect a failure
+// says what attach needs.
+func (f *autoConnectFlags) source(ep cdp.Endpoint) (browsers.Source, error) {
 	if !f.personal(ep.BrowserURL != "" || ep.WSEndpoint != "") {
-		return cdp.Attach(ctx, ep, nil)
+		return &browsers.Connect{Name: "the browser to attach to", Dial: func(ctx context.Context) (*cdp.Conn, error) {
+			return cdp.Attach(ctx, ep, nil)
+		}}, nil
 	}
 	if f.timeout <= 0 {
 		return nil, fmt.Errorf("--connect-timeout %s: must be positive", f.timeout)
 	}
-	conn, err := f.autoConnect(ctx)
-	if err != nil && !f.on {
-		return nil, fmt.Errorf("attach needs a browser: pass --browser-url or --ws-endpoint for a Chrome started with --remote-debugging-port, or use your own Chrome (--auto-connect); auto-connect failed: %w", err)
-	}
-	return conn, err
-}
-
-// autoConnect finds DevToolsActivePort and connects to the browser it
-// names, telling the person on stderr to click Allow while it waits.
-func (f *autoConnectFlags) autoConnect(ctx context.Context) (*cdp.Conn, error) {
-	dirs := []cdp.UserDataDir{{Browser: "the browser", Dir: f.userDataDir}}
-	if f.userDataDir == "" {
-		var err error
-		dirs, err = cdp.UserDataDirs(hostUserDataEnv(), f.channel)
-		if err != nil {
-			return nil, err
-		}
-	}
-	ap, err := cdp.FindActivePort(dirs, os.ReadFile)
-	if err != nil {
-		return nil, &exitError{code: 1, err: err}
-	}
-	slog.Info("connecting to your browser", "file", ap.File, "endpoint", ap.URL())
-	timeout := f.timeout
-	conn, err := cdp.AutoConnect(ctx, ap, cdp.AutoConnectOptions{
-		Timeout: timeout,
-		OnWait: func() {
-			// One line, not a log record: the person must act on it.
-			fmt.Fprintf(os.Stderr, "webmcp-cdp: click Allow in Chrome to let webmcp-cdp connect (remote debugging request; waiting up to %s)\n", timeout)
-		},
-	})
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return nil, err
-		}
-		return nil, &exitError{code: 1, err: err}
-	}
-	return conn, nil
-}
-
-// hostUserDataEnv reads the environment that decides the default user
-// data directories.
-func hostUserDataEnv() cdp.UserDataEnv {
-	home, _ := os.UserHomeDir()
-	return cdp.UserDataEnv{
-		GOOS:          runtime.GOOS,
-		Home:          home,
-		LocalAppData:  os.Getenv("LOCALAPPDATA"),
-		XDGConfigHome: os.Getenv("XDG_CONFIG_HOME"),
-	}
+	return &browsers.AutoConnect{
+		UserDataDir: f.userDataDir,
+		Channel:     f.channel,
+		Timeout:     f.timeout,
+		Implicit:    !f.on,
+	}, nil
 }
 
 // settleExisting holds clients' first tools/list until the tabs that were

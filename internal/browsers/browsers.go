@@ -1,6 +1,7 @@
 // Package browsers supplies browsers. A Source yields a CDP connection to
 // one browser and says how to end it: Launch starts a local process,
-// Endpoint follows a debugging address or WebSocket URL, Grid creates a
+// Endpoint follows a debugging address or WebSocket URL, AutoConnect finds
+// the person's own Chrome by its DevToolsActivePort, Grid creates a
 // Selenium Grid session. Each Browser it yields frees what it made when
 // ended (the process and its profile, the Grid session; an endpoint's
 // browser stays), and tells when the browser is gone by other means than

@@ -43,8 +43,8 @@ func (e *Endpoint) String() string {
 }
 
 // Connect is a source whose connection another function makes (attach's
-// --auto-connect, which finds the person's own browser and waits for
-// Allow). Ending it closes the connection only.
+// endpoint, dialled without AttachTimeout). Ending it closes the
+// connection only.
 type Connect struct {
 	// Name describes the browser for the log.
 	Name string
