@@ -52,17 +52,17 @@ func newCall() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer b.close()
+			defer b.Close()
 			// The page must have TOOL: wait for it (within --timeout)
 			// rather than for a quiet period alone.
-			page, err := b.sess.Open(b.ctx, pageURL, ci.PageOptions{WaitFor: []string{tool}})
+			page, err := b.Session().Open(b.Context(), pageURL, ci.PageOptions{WaitFor: []string{tool}})
 			if err != nil {
-				return b.openError(err)
+				return usageError(b.OpenError(err))
 			}
-			res, err := page.Call(b.ctx, tool, input)
+			res, err := page.Call(b.Context(), tool, input)
 			if err != nil {
-				if lost := b.lost(); lost != nil && !errors.Is(err, ci.ErrNoTool) {
-					return lost
+				if lost := b.Lost(); lost != nil && !errors.Is(err, ci.ErrNoTool) {
+					return usageError(lost)
 				}
 				return usageError(err)
 			}

@@ -2,22 +2,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/cibrowser"
 )
 
 // ciFlags are the flags of CI mode (inspect, call, test): launch's, the
@@ -66,18 +62,9 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 }
 
-// ciBrowser is a headless browser for CI mode, with an MCP client on its
-// server so that calls take the path of a real client's.
-type ciBrowser struct {
-	sess   *ci.Session
-	ctx    context.Context // ends when the browser goes away
-	parent context.Context
-	close  func()
-}
-
-// startCI checks the flags, launches headless Chromium and instruments it.
-// Every failure exits with status 2.
-func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
+// startCI checks the flags, launches headless Chromium and instruments it
+// (internal/cibrowser). Every failure exits with status 2.
+func startCI(ctx context.Context, f *ciFlags) (*cibrowser.Browser, error) {
 	backend, err := f.sf.check()
 	if err != nil {
 		return nil, usageError(err)
@@ -86,105 +73,30 @@ func startCI(ctx context.Context, f *ciFlags) (*ciBrowser, error) {
 		return nil, usageError(fmt.Errorf("--settle %s and --timeout %s: both must be positive, and the timeout at least the settle time", f.sf.settle, f.timeout))
 	}
 	f.lf.headless = true
-	br, err := (&browsers.Launch{Options: f.lf.options(backend)}).Start(ctx)
-	if err != nil {
-		return nil, usageError(err)
-	}
-	end := func() { br.End(context.WithoutCancel(ctx)) }
 	f.sf.viewport = f.lf.viewport
-	s, err := startSession(ctx, br.Conn(), &f.sf, backend, false)
-	if err != nil {
-		end()
-		return nil, usageError(err)
-	}
-	s.releaseFirstList() // CI mode settles each page itself
-	s.browser.EnableDiagnosis()
-	clientT, serverT := mcp.NewInMemoryTransports()
-	if _, err := s.server.MCP().Connect(ctx, serverT, nil); err != nil {
-		end()
-		return nil, usageError(fmt.Errorf("connecting CI mode's MCP client: %w", err))
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "webmcp-cdp-ci", Version: version}, nil).Connect(ctx, clientT, nil)
-	if err != nil {
-		end()
-		return nil, usageError(fmt.Errorf("connecting CI mode's MCP client: %w", err))
-	}
-	runCtx, cancel := context.WithCancelCause(ctx)
-	go func() {
-		select {
-		case <-s.conn.Done():
-			cancel(errors.Unwrap(s.lost(br.Gone(), br.Reason)))
-		case err := <-s.browser.Fatal():
-			cancel(err)
-		case <-runCtx.Done():
-		}
-	}()
-	sess := &ci.Session{
-		Hub:     s.hub,
-		Tabs:    ciTabs{s.browser},
+	b, err := cibrowser.Start(ctx, cibrowser.Options{
+		Launch: f.lf.options(backend),
+		Serve: func(ctx context.Context, br *browsers.Browser) (*cibrowser.Served, error) {
+			s, err := startSession(ctx, br.Conn(), &f.sf, backend, false)
+			if err != nil {
+				return nil, err
+			}
+			s.releaseFirstList() // CI mode settles each page itself
+			return &cibrowser.Served{
+				Browser: s.browser,
+				Hub:     s.hub,
+				Server:  s.server.MCP(),
+				Lost:    func() error { return errors.Unwrap(s.lost(br.Gone(), br.Reason)) },
+			}, nil
+		},
 		Settle:  f.sf.settle,
 		Timeout: f.timeout,
-		Call: func(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-			return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		},
+		Version: version,
+	})
+	if err != nil {
+		return nil, usageError(err)
 	}
-	return &ciBrowser{
-		sess:   sess,
-		ctx:    runCtx,
-		parent: ctx,
-		close: func() {
-			cancel(nil)
-			cs.Close()
-			end()
-		},
-	}, nil
-}
-
-// lost returns the error to exit with when the browser went away or the
-// run was interrupted, else nil.
-func (b *ciBrowser) lost() error {
-	if b.ctx.Err() == nil {
-		return nil
-	}
-	if b.parent.Err() != nil {
-		return usageError(fmt.Errorf("interrupted: %w", context.Cause(b.parent)))
-	}
-	return usageError(context.Cause(b.ctx))
-}
-
-// ciTabs adapts the browser to ci.Tabs: pages opened for CI mode are
-// followed for their load and errors (cdp/diagnose.go).
-type ciTabs struct{ b *cdp.Browser }
-
-func (t ciTabs) Open(ctx context.Context, url string, setup core.PageSetup) (string, error) {
-	return t.b.OpenPage(ctx, url, setup)
-}
-
-func (t ciTabs) CloseTab(ctx context.Context, tab string) error {
-	defer t.b.ForgetPage(tab)
-	return t.b.CloseTab(ctx, tab)
-}
-
-func (t ciTabs) PageLoad(tab string) (core.PageLoad, <-chan struct{}, bool) {
-	return t.b.PageLoad(tab)
-}
-
-func (t ciTabs) Diagnose(ctx context.Context, tab string) (core.PageDiagnosis, error) {
-	return t.b.Diagnose(ctx, tab)
-}
-
-// openError is the error to exit with when a page could not be opened:
-// status 2, with the page's diagnosis when it did not load.
-func (b *ciBrowser) openError(err error) error {
-	if lost := b.lost(); lost != nil {
-		return lost
-	}
-	if le, ok := errors.AsType[*ci.LoadError](err); ok {
-		if why := ci.Explain(le.Diagnosis); len(why) > 1 {
-			err = fmt.Errorf("%w\n  %s", err, strings.Join(why[1:], "\n  "))
-		}
-	}
-	return usageError(err)
+	return b, nil
 }
 
 // outputFormats are the values of inspect's and test's --format.
@@ -241,10 +153,10 @@ func newInspect() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer b.close()
-			page, err := b.sess.Open(b.ctx, args[0], ci.PageOptions{WaitFor: waitFor})
+			defer b.Close()
+			page, err := b.Session().Open(b.Context(), args[0], ci.PageOptions{WaitFor: waitFor})
 			if err != nil {
-				return b.openError(err)
+				return usageError(b.OpenError(err))
 			}
 			in := ci.Inspect(page, f.timeout)
 			out := cmd.OutOrStdout()

@@ -73,13 +73,13 @@ func newTest() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer b.close()
+			defer b.Close()
 			progress, annotations := cmd.OutOrStdout(), cmd.OutOrStdout()
 			if format == "json" {
 				// Standard output is for the JSON report alone.
 				progress, annotations = cmd.ErrOrStderr(), cmd.ErrOrStderr()
 			}
-			rep := (&ci.Runner{Session: b.sess, Out: progress, Update: update}).Run(b.ctx, file, spec, urls)
+			rep := (&ci.Runner{Session: b.Session(), Out: progress, Update: update}).Run(b.Context(), file, spec, urls)
 			if update {
 				if err := writeUpdates(progress, file, rep.Updates); err != nil {
 					return usageError(err)
@@ -88,8 +88,8 @@ func newTest() *cobra.Command {
 			if err := writeReports(rep, cmd.OutOrStdout(), annotations, format, junit, junitFile); err != nil {
 				return usageError(err)
 			}
-			if lost := b.lost(); lost != nil {
-				return lost
+			if lost := b.Lost(); lost != nil {
+				return usageError(lost)
 			}
 			n := rep.Counts()
 			total := n.Passed + n.Failed + n.Errors + n.Skipped
