@@ -1,9 +1,26 @@
 package cdp
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"time"
 
-// This file holds the wait for the tabs that were open before we attached:
-// until each one is set up and each of its documents has been read.
+	cdpt "github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/runtime"
+)
+
+// drainTask answers behind the page's due timers: Chromium queues a
+// setTimeout of 0 and one with a delay apart, so it waits for one of each,
+// in turn (a timer due before it in either queue runs first).
+const drainTask = "new Promise(r => setTimeout(() => setTimeout(r, 1)))"
+
+// drainWait bounds Drain: a page busy this long, or stuck in a dialog, is
+// not waited for any longer.
+const drainWait = 5 * time.Second
+
+// This file holds the wait for the tabs that were open before we attached
+// (until each one is set up and each of its documents has been read), and
+// Drain, which waits for what a page had due when a quiet period ended.
 //
 // Chrome announces every target it has with an attachedToTarget event
 // before it answers Target.setAutoAttach (checked on Chromium 156 with 31
@@ -26,7 +43,7 @@ func (b *Browser) noteExisting() {
 	}
 }
 
-// progressLocked wakes SettleExisting: a setup or a read ended, or a
+// progressLocked wakes waitRead: a setup or a read ended, or a
 // target or document went. b.mu is held.
 func (b *Browser) progressLocked() {
 	close(b.progress)
@@ -49,6 +66,13 @@ func (b *Browser) SettleExisting(ctx context.Context) (int, error) {
 		tabs[t.tab] = true
 	}
 	b.mu.Unlock()
+	return len(tabs), b.waitRead(ctx, tabs)
+}
+
+// waitRead waits until the targets of tabs are set up, their documents'
+// reads (and any asked for meanwhile) are done, and what the reads found
+// is handed to the sink. It wakes on each such step, never on a clock.
+func (b *Browser) waitRead(ctx context.Context, tabs map[string]bool) error {
 	for {
 		b.mu.Lock()
 		waiting := b.unreadLocked(tabs)
@@ -57,17 +81,14 @@ func (b *Browser) SettleExisting(ctx context.Context) (int, error) {
 		if waiting == 0 {
 			// What those reads found is queued for the sink: wait until
 			// it is handed over.
-			if err := b.sink.flush(ctx); err != nil {
-				return len(tabs), err
-			}
-			return len(tabs), nil
+			return b.sink.flush(ctx)
 		}
 		select {
 		case <-progress:
 		case <-ctx.Done():
-			return len(tabs), ctx.Err()
+			return ctx.Err()
 		case <-b.conn.Done():
-			return len(tabs), ErrClosed
+			return ErrClosed
 		}
 	}
 }
@@ -94,4 +115,42 @@ func (b *Browser) unreadLocked(tabs map[string]bool) int {
 		}
 	}
 	return n
+}
+
+// Drain returns once what a tab's page had due when it was called has
+// reached the sink. It runs a task in the tab's main document behind the
+// page's timers that are due (on a busy renderer a timer can run long after
+// its time, and the tools it registers with it), so that the change those
+// timers made has pinged by the time the task answers; then it waits for
+// the reads those pings asked for (waitRead). Task order decides, not a
+// clock: CI mode and the first tools/list call it when a quiet period ends,
+// so a page whose timer fired late on a starved machine is still read
+// before its tools count as settled. A timer in a frame of another process
+// is not waited for. The page's own setTimeout is used (a page that
+// replaced it gets a weaker wait, never a longer one), bounded by
+// drainWait.
+func (b *Browser) Drain(ctx context.Context, tab string) error {
+	err := b.drain(ctx, tab)
+	if err != nil {
+		b.logger.Debug("a page's due work was not waited for", "tab", tab, "err", err)
+	}
+	return err
+}
+
+func (b *Browser) drain(ctx context.Context, tab string) error {
+	ctx, cancel := context.WithTimeout(ctx, drainWait)
+	defer cancel()
+	s, err := b.readyTab(ctx, tab)
+	if err != nil {
+		return fmt.Errorf("draining tab %s: %w", tab, err)
+	}
+	if _, err := cdpt.Call(ctx, s, runtime.Evaluate, runtime.EvaluateParams{
+		Expression: drainTask, AwaitPromise: ptr(true), ReturnByValue: ptr(true),
+	}); err != nil {
+		return fmt.Errorf("draining tab %s: the page did not run a task: %w", tab, err)
+	}
+	if err := b.waitRead(ctx, map[string]bool{tab: true}); err != nil {
+		return fmt.Errorf("draining tab %s: its reads did not end: %w", tab, err)
+	}
+	return nil
 }

@@ -56,6 +56,9 @@ func TestFirstListWaitsForEachStartPage(t *testing.T) {
 		// The page inspect is tested on (TestCISettleFollowsThePage): one
 		// rule, one default for both (issue 29 point 2).
 		{"the CI fixture with a tool 1.2 s after load", []string{fixtures + "/ci/late.html?early"}, []string{"_early_tool", "_late_tool"}},
+		// Its main thread busy 2.5 s from load: the late timer runs after
+		// the quiet period's clock ran out, and is waited for (cdp.Drain).
+		{"the CI fixture on a renderer too busy for its timer", []string{fixtures + "/ci/late.html?early&busy"}, []string{"_early_tool", "_late_tool"}},
 		{"two pages, one served late and registering late", []string{fixtures + "/notes/", slow.URL + "/current/late.html"}, []string{"_add_note", "_get_stats", "_late_echo"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

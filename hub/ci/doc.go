@@ -15,7 +15,10 @@
 // fired), the hub knows its tab, it has tools (served or refused), every
 // tool it must have is there (PageOptions.WaitFor), and its tools have
 // stayed the same for Session.Settle (DefaultSettle, 1.5 s, by default) since the last
-// change or the load event. The wait is driven by events: the hub's
+// change or the load event, and the page ran what it had due when that
+// quiet period ended (Tabs.Drain: on a starved machine a page's timer can
+// run long after its time, and the tools it registers must still count).
+// The wait is driven by events: the hub's
 // (hub.Changed) and the page's load (Tabs.PageLoad); it reads the page's
 // tools when one fires and when a quiet period ends, and restarts the quiet
 // period whenever they differ; nothing polls on a clock. Session.Timeout

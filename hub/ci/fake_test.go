@@ -101,6 +101,8 @@ func (f *fakeSite) PageLoad(tab string) (core.PageLoad, <-chan struct{}, bool) {
 	return l, nil, ok
 }
 
+func (f *fakeSite) Drain(context.Context, string) error { return nil }
+
 func (f *fakeSite) Diagnose(_ context.Context, tab string) (core.PageDiagnosis, error) {
 	l, _, _ := f.PageLoad(tab)
 	d := core.PageDiagnosis{Load: l, API: "polyfill"}

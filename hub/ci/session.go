@@ -65,6 +65,11 @@ type Tabs interface {
 	// Diagnose returns what the tab's page did: its load, its errors,
 	// whether it has a WebMCP API, its declarative tools.
 	Diagnose(ctx context.Context, tab string) (core.PageDiagnosis, error)
+	// Drain returns once what the tab's page had due when it was called
+	// (a timer that a busy renderer runs late, and the tools it registers)
+	// has reached the hub. The quiet period ends with it, so that task
+	// order in the page, not the clock, decides what counts as late.
+	Drain(ctx context.Context, tab string) error
 }
 
 // CallFunc calls a routed tool as an MCP client would.
@@ -222,6 +227,7 @@ func (s *Session) loadFailed(ctx context.Context, url, tab string, load core.Pag
 func (p *Page) settle(ctx context.Context, mark uint64, waitFor []string, quiet, limit time.Duration) (*core.PageLoad, error) {
 	bound := time.NewTimer(limit)
 	defer bound.Stop()
+	deadline := time.Now().Add(limit)
 	still := time.NewTimer(quiet)
 	defer still.Stop()
 	var lastKnown, quietOver, loaded bool
@@ -256,6 +262,13 @@ func (p *Page) settle(ctx context.Context, mark uint64, waitFor []string, quiet,
 		case <-changed:
 		case <-loadChanged:
 		case <-still.C:
+			// The page's due work reaches the hub before the quiet
+			// period counts as over; what it changed restarts it above.
+			// A page that does not answer is judged on what reached
+			// the hub (the browser's side logs why).
+			dctx, cancel := context.WithDeadline(ctx, deadline)
+			_ = p.s.Tabs.Drain(dctx, p.tab)
+			cancel()
 			quietOver = true
 		}
 	}

@@ -180,3 +180,8 @@ func (t tabs) PageLoad(tab string) (core.PageLoad, <-chan struct{}, bool) {
 func (t tabs) Diagnose(ctx context.Context, tab string) (core.PageDiagnosis, error) {
 	return t.b.Diagnose(ctx, tab)
 }
+
+// Drain returns once the tab's page's due work has reached the hub.
+func (t tabs) Drain(ctx context.Context, tab string) error {
+	return t.b.Drain(ctx, tab)
+}
