@@ -3,6 +3,7 @@ package cdp
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	cdpt "github.com/chromedp/cdproto/cdp"
@@ -122,13 +123,13 @@ func (b *Browser) unreadLocked(tabs map[string]bool) int {
 // page's timers that are due (on a busy renderer a timer can run long after
 // its time, and the tools it registers with it), so that the change those
 // timers made has pinged by the time the task answers; then it waits for
-// the reads those pings asked for (waitRead). Task order decides, not a
-// clock: CI mode and the first tools/list call it when a quiet period ends,
-// so a page whose timer fired late on a starved machine is still read
-// before its tools count as settled. A timer in a frame of another process
-// is not waited for. The page's own setTimeout is used (a page that
-// replaced it gets a weaker wait, never a longer one), bounded by
-// drainWait.
+// the reads those pings asked for (waitRead). Frames in other processes
+// (cross-site iframes, targets of their own) get the task too. Task order
+// decides, not a clock: CI mode and the first tools/list call it when a
+// quiet period ends, so a page whose timer fired late on a starved machine
+// is still read before its tools count as settled. The page's own
+// setTimeout is used (a page that replaced it gets a weaker wait, never a
+// longer one), bounded by drainWait.
 func (b *Browser) Drain(ctx context.Context, tab string) error {
 	err := b.drain(ctx, tab)
 	if err != nil {
@@ -144,13 +145,41 @@ func (b *Browser) drain(ctx context.Context, tab string) error {
 	if err != nil {
 		return fmt.Errorf("draining tab %s: %w", tab, err)
 	}
-	if _, err := cdpt.Call(ctx, s, runtime.Evaluate, runtime.EvaluateParams{
-		Expression: drainTask, AwaitPromise: ptr(true), ReturnByValue: ptr(true),
-	}); err != nil {
+	// The frames of other processes (their own targets) run their timers
+	// apart from the tab's: each gets the task too, at the same time. A
+	// frame that goes meanwhile is no error; the tab's own document is.
+	var frames []*Session
+	b.mu.Lock()
+	for _, t := range b.targets {
+		if t.tab != tab || t.kind != "iframe" {
+			continue
+		}
+		select {
+		case <-t.ready: // set up: its document has the page script
+			frames = append(frames, t.sess)
+		default:
+		}
+	}
+	b.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, fs := range frames {
+		wg.Go(func() { _ = runDrainTask(ctx, fs) })
+	}
+	err = runDrainTask(ctx, s)
+	wg.Wait()
+	if err != nil {
 		return fmt.Errorf("draining tab %s: the page did not run a task: %w", tab, err)
 	}
 	if err := b.waitRead(ctx, map[string]bool{tab: true}); err != nil {
 		return fmt.Errorf("draining tab %s: its reads did not end: %w", tab, err)
 	}
 	return nil
+}
+
+// runDrainTask runs drainTask in the main document of s's target.
+func runDrainTask(ctx context.Context, s *Session) error {
+	_, err := cdpt.Call(ctx, s, runtime.Evaluate, runtime.EvaluateParams{
+		Expression: drainTask, AwaitPromise: ptr(true), ReturnByValue: ptr(true),
+	})
+	return err
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -128,9 +129,10 @@ func TestCIPipeline(t *testing.T) {
 // 1.5 s without a new registration, where it used to stop at 500 ms with
 // the early tool alone), with and without --wait-for-tool; and so does
 // the page whose main thread is busy for 2.5 s from its load, so that its
-// 1.2 s timer runs after the quiet period's clock ran out: the quiet period
-// ends only once the page ran what it had due (cdp.Browser.Drain), which
-// is what keeps this test right on a starved CI machine.
+// 1.2 s timer runs after the quiet period's clock ran out, in the tab or
+// in a frame of another site: the quiet period ends only once the page ran
+// what it had due (cdp.Browser.Drain), which is what keeps this test right
+// on a starved CI machine.
 func TestCISettleFollowsThePage(t *testing.T) {
 	base := serveFixtures(t)
 	names := func(rep inspectJSON) string {
@@ -153,6 +155,13 @@ func TestCISettleFollowsThePage(t *testing.T) {
 	}
 	if rep := inspect(t, 0, base+"/ci/late.html?early&busy"); names(rep) != "early_tool,late_tool" || !rep.Settled {
 		t.Errorf("a renderer too busy for the page's timer: settled %v, tools %v", rep.Settled, names(rep))
+	}
+	// The same page in a frame of another site (its own process and
+	// target): its timers are waited for in that process.
+	other := strings.Replace(base, "127.0.0.1", "localhost", 1)
+	framed := base + "/frames/cross.html?src=" + url.QueryEscape(other+"/ci/late.html?early&busy")
+	if rep := inspect(t, 0, framed); names(rep) != "early_tool,host_ping,late_tool" || !rep.Settled {
+		t.Errorf("a busy frame of another site: settled %v, tools %v", rep.Settled, names(rep))
 	}
 	rep := inspect(t, 0, "--wait-for-tool", "late_tool", base+"/ci/late.html?early")
 	if names(rep) != "early_tool,late_tool" || !rep.Settled {
