@@ -10,15 +10,6 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 )
 
-// drainTask answers behind the page's due timers: Chromium queues a
-// setTimeout of 0 and one with a delay apart, so it waits for one of each,
-// in turn (a timer due before it in either queue runs first).
-const drainTask = "new Promise(r => setTimeout(() => setTimeout(r, 1)))"
-
-// drainWait bounds Drain: a page busy this long, or stuck in a dialog, is
-// not waited for any longer.
-const drainWait = 5 * time.Second
-
 // This file holds the wait for the tabs that were open before we attached
 // (until each one is set up and each of its documents has been read), and
 // Drain, which waits for what a page had due when a quiet period ended.
@@ -117,6 +108,15 @@ func (b *Browser) unreadLocked(tabs map[string]bool) int {
 	}
 	return n
 }
+
+// drainTask answers behind the page's due timers: Chromium queues a
+// setTimeout of 0 and one with a delay apart, so it waits for one of each,
+// in turn (a timer due before it in either queue runs first).
+const drainTask = "new Promise(r => setTimeout(() => setTimeout(r, 1)))"
+
+// drainWait bounds Drain: a page busy this long, or stuck in a dialog, is
+// not waited for any longer.
+const drainWait = 5 * time.Second
 
 // Drain returns once what a tab's page had due when it was called has
 // reached the sink. It runs a task in the tab's main document behind the

@@ -175,9 +175,9 @@ func (s *session) openURLs(ctx context.Context, urls []string, closeBlank bool) 
 }
 
 // settleStartPages releases the first tools/list once every start tab has
-// loaded, registered nothing for --settle, and drained (cdp.Browser.Drain) (so a page that registers a
-// tool a second after load is in a one-shot client's first list), after
-// max, or when ctx ends. It wakes on the pages' loads and registrations and
+// loaded, registered nothing for --settle (so a page that registers a tool
+// a second after load is in a one-shot client's first list) and run what
+// it had due by then (cdp.Browser.Drain), after max, or when ctx ends. It wakes on the pages' loads and registrations and
 // at the moment the last quiet period ends, not on a poll.
 func (s *session) settleStartPages(ctx context.Context, tabs []string, max time.Duration) {
 	defer s.releaseFirstList()
