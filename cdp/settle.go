@@ -138,6 +138,16 @@ func (b *Browser) Drain(ctx context.Context, tab string) error {
 	return err
 }
 
+// DrainTabs drains tabs, all at once (Drain), and returns when each has
+// answered or given up; a tab that did not answer is logged by Drain.
+func (b *Browser) DrainTabs(ctx context.Context, tabs []string) {
+	var wg sync.WaitGroup
+	for _, tab := range tabs {
+		wg.Go(func() { _ = b.Drain(ctx, tab) })
+	}
+	wg.Wait()
+}
+
 func (b *Browser) drain(ctx context.Context, tab string) error {
 	ctx, cancel := context.WithTimeout(ctx, drainWait)
 	defer cancel()

@@ -197,7 +197,9 @@ func (s *session) settleStartPages(ctx context.Context, tabs []string, max time.
 				// What the pages had due (a timer a busy renderer runs
 				// late) reaches the hub before the quiet period counts as
 				// over; a registration it brings moves at.
-				s.drainStartPages(ctx, tabs, start.Add(max))
+				dctx, cancel := context.WithDeadline(ctx, start.Add(max))
+				s.browser.DrainTabs(dctx, tabs)
+				cancel()
 				drained = true
 				continue
 			}
@@ -218,17 +220,4 @@ func (s *session) settleStartPages(ctx context.Context, tabs []string, max time.
 			return
 		}
 	}
-}
-
-// drainStartPages drains the start tabs, all at once, until deadline (a
-// page that does not answer is logged by Drain and judged on what reached
-// the hub).
-func (s *session) drainStartPages(ctx context.Context, tabs []string, deadline time.Time) {
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	var wg sync.WaitGroup
-	for _, tab := range tabs {
-		wg.Go(func() { _ = s.browser.Drain(ctx, tab) })
-	}
-	wg.Wait()
 }
