@@ -83,12 +83,14 @@ done
 # The launcher: every platform package an optional dependency of exactly
 # this version, whichever were built here; and the manual pages (`npm i -g`
 # puts them where man looks), written by this machine's build, dated by the
-# commit so the tarball does not change from one run to the next.
+# commit so the tarball does not change from one run to the next. Built
+# as the platform binaries are (no cgo, -trimpath), so its packages come
+# from the build cache.
 dir="$stage/webmcp-cdp"
 cp -R "$here/webmcp-cdp" "$dir"
 cp "$root/LICENSE" "$dir/"
 echo "writing the manual pages" >&2
-(cd "$root" && SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)} \
+(cd "$root" && SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)} CGO_ENABLED=0 \
   go run -trimpath -buildvcs=false -ldflags "-X main.stamped=v$version" ./cmd/webmcp-cdp man "$dir/man")
 PKG_VERSION=$version PKG_PLATFORMS=$all node -e '
   const fs = require("fs");
