@@ -84,7 +84,7 @@ func cachedTool(name string) core.Tool {
 // delay, as a page at url would.
 func loadPage(h *hub.Hub, delay time.Duration, tools ...core.Tool) func(url, tab string) {
 	return func(url, tab string) {
-		time.Sleep(delay)
+		time.Sleep(delay) // the page taking its time, not a poll
 		h.TabOpened(tab, url, "reopened")
 		h.Update(core.Source{Key: "doc-" + tab, Tab: tab, Frame: tab, Origin: origin, URL: url, Backend: "polyfill"}, tools, nil)
 	}
@@ -183,7 +183,7 @@ func TestCachedCallRetriesWhenThePageGoesAway(t *testing.T) {
 			// The page redirects right after registering: its document goes.
 			h.DropDoc(in.DocKey)
 			go func() {
-				time.Sleep(20 * time.Millisecond)
+				time.Sleep(20 * time.Millisecond) // the redirect taking its time, not a poll
 				h.Update(core.Source{Key: "after-redirect", Tab: "opened-1", Frame: "opened-1", Origin: origin, URL: origin + "/next"}, []core.Tool{cachedTool("find")}, nil)
 			}()
 			return core.Result{}, errors.New("the page navigated away")

@@ -207,7 +207,9 @@ func TestCallErrorWording(t *testing.T) {
 		{"the tab closed", time.Minute, 0, fail("the page navigated away", func(h *hub.Hub) {
 			h.DropDoc("a")
 			go func() {
-				time.Sleep(50 * time.Millisecond) // the detach comes a moment later
+				// The browser's pace, not a wait: the detach comes after the
+				// call failed, and the hub must wait for it (settleTime).
+				time.Sleep(50 * time.Millisecond)
 				h.TabClosed("A")
 			}()
 		}), site + "_search did not finish: its tab was closed; open the page again with webmcp_open_tab (url " + origin + "/page-a)"},

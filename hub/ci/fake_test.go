@@ -83,11 +83,11 @@ func (f *fakeSite) Open(_ context.Context, u string, setup core.PageSetup) (stri
 	origin := pu.Scheme + "://" + pu.Host
 	doc := core.Source{Key: id + "/doc", Tab: id, Frame: "F" + id, Origin: origin, URL: u, Backend: "polyfill"}
 	go func() {
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // the page taking its time, not a poll
 		f.h.TabOpened(id, u, "")
 		f.h.Update(doc, p.tools, p.refused)
 		if len(p.late) > 0 {
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond) // the late tool's delay, not a poll
 			f.h.Update(doc, append(append([]core.Tool(nil), p.tools...), p.late...), nil)
 		}
 	}()

@@ -17,16 +17,23 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
-// scriptedBrowser answers each tool as its table says; "block" waits for
-// the call's end.
-type scriptedBrowser map[string]core.Result
+// scriptedBrowser answers each tool as its table says; "block" tells
+// blocked that the call reached the page, then waits for the call's end.
+type scriptedBrowser struct {
+	results map[string]core.Result
+	blocked chan struct{}
+}
 
 func (b scriptedBrowser) Invoke(ctx context.Context, _, tool string, _ json.RawMessage) (core.Result, error) {
 	if tool == "block" {
+		select {
+		case b.blocked <- struct{}{}:
+		default:
+		}
 		<-ctx.Done()
 		return core.Result{}, ctx.Err()
 	}
-	return b[tool], nil
+	return b.results[tool], nil
 }
 
 // pipeSession is a stdio session of a Server over pipes, read line by
@@ -186,7 +193,11 @@ func TestFastPathCancel(t *testing.T) {
 		p.next()
 		p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		p.send(`{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"s_test_block"}}`)
-		time.Sleep(50 * time.Millisecond) // let the call reach the page
+		select {
+		case <-blockedOf[s]:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the call never reached the page")
+		}
 		p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1","reason":"enough"}}`)
 	}
 	want, got := slow.next(), fast.next()
@@ -227,7 +238,7 @@ func TestFastPathLeavesAskingCallsToTheSDK(t *testing.T) {
 // tools.
 func fastServer(t *testing.T, opts Options) *Server {
 	t.Helper()
-	b := scriptedBrowser{
+	b := scriptedBrowser{blocked: make(chan struct{}, 16), results: map[string]core.Result{
 		"text":        {Kind: core.KindString, Value: "plain text"},
 		"json":        {Kind: core.KindJSON, Value: `{"a":1,"b":[true,null]}`},
 		"html":        {Kind: core.KindString, Value: "<b>&amp;</b> \u2028 é"},
@@ -236,10 +247,10 @@ func fastServer(t *testing.T, opts Options) *Server {
 		"undefined":   {Kind: core.KindUndefined},
 		"result_meta": {Kind: core.KindJSON, Value: `{"content":[{"type":"text","text":"m"}],"_meta":{"k":"v"},"structuredContent":{"x":1}}`},
 		"strict":      {Kind: core.KindString, Value: "unreachable"},
-	}
+	}}
 	h := hub.New(b, hub.Options{Logger: slog.New(slog.DiscardHandler)})
 	var tools []core.Tool
-	for name := range b {
+	for name := range b.results {
 		tools = append(tools, core.Tool{Name: name, Description: "d " + name})
 	}
 	tools = append(tools, core.Tool{Name: "block", Description: "waits"})
@@ -256,6 +267,7 @@ func fastServer(t *testing.T, opts Options) *Server {
 	s := New(t.Context(), h, opts)
 	n := new(atomic.Int64)
 	sdkCallsOf[s] = n
+	blockedOf[s] = b.blocked
 	s.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && method == "tools/call" && ss.ID() != "" {
@@ -264,12 +276,13 @@ func fastServer(t *testing.T, opts Options) *Server {
 			return next(ctx, method, req)
 		}
 	})
-	deadline := time.Now().Add(5 * time.Second)
-	for s.tools.Len() != len(tools) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server lists %d tools, want %d", s.tools.Len(), len(tools))
-		}
-		time.Sleep(time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := s.Synced(ctx); err != nil {
+		t.Fatalf("the server did not take the catalog: %v", err)
+	}
+	if s.tools.Len() != len(tools) {
+		t.Fatalf("the server lists %d tools, want %d", s.tools.Len(), len(tools))
 	}
 	if !s.tools.Has("s_test_text") {
 		t.Fatal("no tool s_test_text")
@@ -280,3 +293,7 @@ func fastServer(t *testing.T, opts Options) *Server {
 // sdkCallsOf counts, per server, the tools/call requests of fast sessions
 // that reached the SDK. Tests that use it do not run in parallel.
 var sdkCallsOf = map[*Server]*atomic.Int64{}
+
+// blockedOf says, per server, that a call of the "block" tool reached the
+// page. Tests that use it do not run in parallel.
+var blockedOf = map[*Server]chan struct{}{}

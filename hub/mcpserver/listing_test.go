@@ -101,6 +101,8 @@ func (e *setEnv) listAll(t *testing.T) (map[string]int, error) {
 // came in all.
 func (e *setEnv) quiet() int64 {
 	for n := e.changes.Load(); ; {
+		// A quiet period, not a poll: the tests count notifications, and
+		// that no more will come has no event (60 ms is six MinGaps).
 		time.Sleep(60 * time.Millisecond)
 		if m := e.changes.Load(); m == n {
 			return m
@@ -201,7 +203,7 @@ func TestToolSetListChanged(t *testing.T) {
 			t0 := time.Now()
 			for i := range 50 {
 				e.set.Set(entries(t, fmt.Sprintf("b%d_", i), 2))
-				time.Sleep(100 * time.Microsecond)
+				time.Sleep(100 * time.Microsecond) // the burst's pace, faster than MinGap: what the test is about
 			}
 			took := time.Since(t0)
 			n := e.quiet() - base - 1
@@ -288,7 +290,7 @@ func TestListNeverPartial(t *testing.T) {
 					InputSchema: json.RawMessage(`{"type":"object"}`)}
 			}
 			h.Update(mkDoc(key, "tab"+key), tools, nil)
-			time.Sleep(200 * time.Microsecond)
+			time.Sleep(200 * time.Microsecond) // the pages' churn, not a wait
 		}
 	}()
 	deadline := time.Now().Add(1500 * time.Millisecond)

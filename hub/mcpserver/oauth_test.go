@@ -126,6 +126,7 @@ func TestOAuthMode(t *testing.T) {
 		t.Errorf("the status page without a token: %d", code)
 	}
 	read := iss.Token(t, url, "webmcp:read")
+	// Poll interval: the watcher that feeds the call log tells no one.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		code, body := status(read)
 		if code == http.StatusOK && strings.Contains(body, "by alice (agent-1)") {

@@ -176,6 +176,9 @@ func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 		if time.Now().After(deadline) {
 			t.Fatalf("gave up waiting for %s: %s", what, desc)
 		}
+		// Poll interval: cond reads a state (a listing, a count of
+		// notifications, a page server's), and no one event stands for
+		// all of them.
 		time.Sleep(10 * time.Millisecond)
 	}
 }

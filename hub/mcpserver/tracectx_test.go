@@ -52,12 +52,11 @@ func TestTraceContextFromMeta(t *testing.T) {
 			TraceContext: func(ctx context.Context, traceparent, tracestate string) context.Context {
 				return context.WithValue(ctx, traceKey{}, traceparent+"|"+tracestate)
 			}})
-		deadline := time.Now().Add(5 * time.Second)
-		for !s.tools.Has("s_test_t") {
-			if time.Now().After(deadline) {
-				t.Fatal("the tool was not listed")
-			}
-			time.Sleep(time.Millisecond)
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		err := s.Synced(ctx)
+		cancel()
+		if err != nil || !s.tools.Has("s_test_t") {
+			t.Fatalf("the tool was not listed (%v)", err)
 		}
 		p := newPipeSession(t, s, fast)
 		p.send(legacyInit)

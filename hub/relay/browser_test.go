@@ -196,6 +196,8 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
+		// Poll interval: Remote.Status and the relay's Stats have no change
+		// event (a tools/list_changed is the tests' own, on agent.changes).
 		time.Sleep(5 * time.Millisecond)
 	}
 }
