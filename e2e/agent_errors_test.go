@@ -42,6 +42,7 @@ func errorTable(t *testing.T) map[string]*regexp.Regexp {
 // (whose open_full_forecast navigates during its call), a loopback port
 // where nothing listens, and the fixtures' index (no tools).
 func TestAgentErrors(t *testing.T) {
+	t.Parallel()
 	table := errorTable(t)
 	shop, widget := shopAndWidget(t)
 	current := strings.TrimSuffix(shop, "/shop/") + "/current/"
@@ -173,6 +174,6 @@ func (c *client) waitTabsWithout(prefixes ...string) {
 		if time.Now().After(deadline) {
 			c.t.Fatalf("tabs still open: %q", left)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll interval: webmcp_list_tabs has no push
 	}
 }

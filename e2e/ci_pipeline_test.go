@@ -22,6 +22,7 @@ import (
 // late tool returns JSON as text, which its call matches with json: paths
 // and with structured:.
 func TestCIPipeline(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	junit := filepath.Join(dir, "results.xml")
 	summary := filepath.Join(dir, "summary.md")
@@ -134,6 +135,7 @@ func TestCIPipeline(t *testing.T) {
 // what it had due (cdp.Browser.Drain), which is what keeps this test right
 // on a starved CI machine.
 func TestCISettleFollowsThePage(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	names := func(rep inspectJSON) string {
 		var out []string

@@ -125,6 +125,7 @@ func inspect(t *testing.T, wantCode int, args ...string) inspectJSON {
 // TestCIInspectGood: a page whose tools are all fine: the tools as the page
 // declared them, their routed names, and no findings (exit 0).
 func TestCIInspectGood(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	rep := inspect(t, 0, base+"/ci/good.html")
 	if !rep.Settled || rep.Errors != 0 || rep.Warnings != 0 || len(rep.Findings) != 0 {
@@ -159,6 +160,7 @@ func TestCIInspectGood(t *testing.T) {
 // TestCIInspectBad: each kind of error finding, including the tools that
 // webmcp-cdp refused (exit 1).
 func TestCIInspectBad(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	rep := inspect(t, 1, base+"/ci/bad.html")
 	got := map[string][]string{}
@@ -228,6 +230,7 @@ func TestCIInspectBad(t *testing.T) {
 // TestCIInspectOutcomes: warnings only (exit 0), no tools (exit 1), a page
 // that does not load and bad command lines (exit 2).
 func TestCIInspectOutcomes(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	down := closedPort(t)
 	tests := []struct {
@@ -257,6 +260,7 @@ func TestCIInspectOutcomes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			stdout, stderr, code := ciRun(t, "", append([]string{"inspect"}, tt.args...)...)
 			if code != tt.wantCode {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
@@ -284,6 +288,7 @@ func TestCIInspectOutcomes(t *testing.T) {
 
 // TestCICall: one call, its result on stdout as JSON, and the exit codes.
 func TestCICall(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	good := base + "/ci/good.html"
 	site := strings.NewReplacer(".", "_", ":", "_").Replace(strings.TrimPrefix(base, "http://"))
@@ -310,6 +315,7 @@ func TestCICall(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			stdout, stderr, code := ciRun(t, tt.stdin, append([]string{"call"}, tt.args...)...)
 			if code != tt.wantCode {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
@@ -387,6 +393,7 @@ func readJUnit(t *testing.T, path string) junitDoc {
 
 // TestCITestPasses runs the example spec (YAML, serve: .) with --junit.
 func TestCITestPasses(t *testing.T) {
+	t.Parallel()
 	junit := filepath.Join(t.TempDir(), "results.xml")
 	stdout, stderr, code := ciRun(t, "", "test", "../fixtures/ci/webmcp-tests.yaml", "--junit", junit)
 	if code != 0 {
@@ -407,6 +414,7 @@ func TestCITestPasses(t *testing.T) {
 // TestCITestFails runs a spec with failing checks of every kind: exit 1,
 // the summary, and the failures in the JUnit XML.
 func TestCITestFails(t *testing.T) {
+	t.Parallel()
 	site, err := filepath.Abs("../fixtures/ci")
 	if err != nil {
 		t.Fatal(err)
@@ -505,6 +513,7 @@ pages:
 // TestCITestSpecs: a JSON spec with --base-url, and the specs and command
 // lines that exit 2 before a browser starts.
 func TestCITestSpecs(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	dir := t.TempDir()
 	write := func(name, content string) string {

@@ -8,6 +8,7 @@ import (
 
 // TestCLI: the small commands and the clear errors of bad flags.
 func TestCLI(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		args       []string
@@ -57,6 +58,7 @@ func TestCLI(t *testing.T) {
 
 // TestVersionWithBrowser prints the browser's version too.
 func TestVersionWithBrowser(t *testing.T) {
+	t.Parallel()
 	browserURL := startChrome(t, "about:blank")
 	out, err := exec.Command(binary, "version", "--browser-url", browserURL).Output()
 	if err != nil {
@@ -70,6 +72,7 @@ func TestVersionWithBrowser(t *testing.T) {
 // TestNativeBackendMissing: --backend native on a browser without WebMCP
 // fails clearly instead of serving nothing.
 func TestNativeBackendMissing(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	cmd := exec.Command(binary, "launch", "--headless", "--backend", "native", "--chrome-arg=--disable-features=WebMCP", base+"/current/")
 	stdin, _ := cmd.StdinPipe()

@@ -329,6 +329,7 @@ func checkParamHeaders(t *testing.T, who string, wire []wireSummary, tool string
 //     request answered in a retry for the 2026 clients, an elicitation
 //     request for the 2025 one. The echo then runs on the page.
 func TestClientsOfBothEras(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	v2Dir := tsClientV2Dir(t)
 	jsDir := npmDir(t)

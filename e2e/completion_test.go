@@ -39,6 +39,7 @@ printf '%s\n' "${COMPREPLY[@]}"`
 // the values of flags whose set is known, from the list their check uses,
 // and a command's own flags only; the other shells' scripts are made.
 func TestShellCompletion(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatalf("bash is needed: %v", err)
 	}

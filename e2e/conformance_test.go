@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,16 +104,42 @@ type conformanceReport struct {
 // neither a listed gap nor a listed flake of its backend. (go test shows the
 // line with -v, in local directory mode, or when the package fails.)
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	// A second server: another origin of the same site (another port),
 	// for the page crossorigin.
 	sameSite := serveFixtures(t)
+	// The pages run in parallel (each in its own browser); what they found
+	// is added up under mu and checked once they are all done.
+	var mu sync.Mutex
 	total := map[string][2]int{}
-	ran := map[string]bool{} // backend/page whose results were read
+	ran := map[string]bool{}             // backend/page whose results were read
+	seen := map[string]map[string]bool{} // backend: page/case
+	t.Cleanup(func() {
+		for _, be := range conformanceBackends {
+			for _, list := range []map[string]string{be.gaps, be.flaky} {
+				for key := range list {
+					page, _, _ := strings.Cut(key, "/")
+					if ran[be.name+"/"+page] && !seen[be.name][key] {
+						t.Errorf("the %s list names %q, which is no case of the suite", be.name, key)
+					}
+				}
+			}
+		}
+		passed, failed := 0, 0
+		for _, be := range conformanceBackends {
+			n := total[be.name]
+			fmt.Printf("conformance %s: %d passed, %d failed (%d known gaps, %d known flakes)\n", be.name, n[0], n[1], len(be.gaps), len(be.flaky))
+			passed += n[0]
+			failed += n[1]
+		}
+		fmt.Printf("conformance: %d passed, %d failed\n", passed, failed)
+	})
 	for _, be := range conformanceBackends {
-		seen := map[string]bool{}
+		seen[be.name] = map[string]bool{}
 		for _, page := range conformancePages {
 			t.Run(be.name+"/"+page, func(t *testing.T) {
+				t.Parallel()
 				u := base + "/conformance/" + page + ".html"
 				if page == "crossorigin" {
 					u += "?samesite=" + url.QueryEscape(sameSite)
@@ -133,11 +160,15 @@ func TestConformance(t *testing.T) {
 				if !ok {
 					t.Fatalf("the page %s published no conformance_results within %s; tab titles: %s", page, be.stallAfter, tabTitles(c))
 				}
+				mu.Lock()
 				ran[be.name+"/"+page] = true
-				n := total[be.name]
+				for _, r := range rep.Results {
+					seen[be.name][page+"/"+r.Name] = true
+				}
+				mu.Unlock()
+				var n [2]int
 				for _, r := range rep.Results {
 					key := page + "/" + r.Name
-					seen[key] = true
 					reason, listed := be.gaps[key]
 					flake, flaky := be.flaky[key]
 					switch {
@@ -160,29 +191,16 @@ func TestConformance(t *testing.T) {
 						t.Errorf("%s failed on %s: %s", key, be.name, r.Message)
 					}
 				}
-				total[be.name] = n
+				mu.Lock()
+				sum := total[be.name]
+				total[be.name] = [2]int{sum[0] + n[0], sum[1] + n[1]}
+				mu.Unlock()
 				if page == "oldpolyfill" {
 					checkOldPolyfillTool(t, c)
 				}
 			})
 		}
-		for _, list := range []map[string]string{be.gaps, be.flaky} {
-			for key := range list {
-				page, _, _ := strings.Cut(key, "/")
-				if ran[be.name+"/"+page] && !seen[key] {
-					t.Errorf("the %s list names %q, which is no case of the suite", be.name, key)
-				}
-			}
-		}
 	}
-	passed, failed := 0, 0
-	for _, be := range conformanceBackends {
-		n := total[be.name]
-		fmt.Printf("conformance %s: %d passed, %d failed (%d known gaps, %d known flakes)\n", be.name, n[0], n[1], len(be.gaps), len(be.flaky))
-		passed += n[0]
-		failed += n[1]
-	}
-	fmt.Printf("conformance: %d passed, %d failed\n", passed, failed)
 }
 
 // retryCase runs the case name of page on its own (the harness's ?only=)
@@ -228,7 +246,7 @@ func conformanceResults(t *testing.T, c *client, page string, wait time.Duration
 			t.Logf("the page %s published no conformance_results within %s; tab titles: %s", page, wait, tabTitles(c))
 			return conformanceReport{}, false
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // poll interval: as in client.waitFor, no list_changed is sure to come
 	}
 	var rep conformanceReport
 	out := c.callOK(name, map[string]any{})
@@ -274,6 +292,7 @@ func checkOldPolyfillTool(t *testing.T, c *client) {
 // controls; calling it fills the form, submits it, and returns what the
 // submit handler passed to SubmitEvent.respondWith().
 func TestDeclarativeFormOverMCP(t *testing.T) {
+	t.Parallel()
 	for _, be := range conformanceBackends {
 		t.Run(be.name, func(t *testing.T) {
 			base := serveFixtures(t)
@@ -326,6 +345,7 @@ func TestDeclarativeFormOverMCP(t *testing.T) {
 // the catalog attributed to its own frame (not the top page's), and a call
 // runs in the iframe.
 func TestSameOriginIframeTool(t *testing.T) {
+	t.Parallel()
 	for _, be := range conformanceBackends {
 		t.Run(be.name, func(t *testing.T) {
 			base := serveFixtures(t)
@@ -372,6 +392,7 @@ func TestSameOriginIframeTool(t *testing.T) {
 // that signal with an AbortError and fires toolcancel. (On the native backend
 // calls go through the CDP WebMCP domain and Chromium fires its own events.)
 func TestGoCallsFireEvents(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	c := start(t, "launch", "--headless", "--backend", "polyfill", base+"/conformance/e2e-events.html")
 	tools := c.waitFor("the event tools", hasSuffix("event_log", 1))
@@ -405,7 +426,7 @@ func TestGoCallsFireEvents(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("wait_forever never started; log %v", seen)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll interval: the page's event log has no push
 		seen = append(seen, logged()...)
 	}
 	cancel()
@@ -416,7 +437,7 @@ func TestGoCallsFireEvents(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no toolcancel after the cancellation; log %v", seen)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll interval: the page's event log has no push
 		seen = append(seen, logged()...)
 	}
 	if !strings.Contains(strings.Join(seen, ","), "aborted:AbortError,cancel:wait_forever") {

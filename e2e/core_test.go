@@ -11,6 +11,7 @@ import (
 // TestNotesApp: the demo app's five tools appear with provenance and
 // annotations, and add_note then list_notes round-trips through the page.
 func TestNotesApp(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	c := start(t, "launch", "--headless", base+"/notes/")
 	tools := c.waitFor("the notes tools", hasSuffix("get_stats", 1))
@@ -60,6 +61,7 @@ func TestNotesApp(t *testing.T) {
 // native backend: results (string verbatim, object as JSON and
 // structuredContent), a throwing tool, and a tool removed by its signal.
 func TestCurrentAPI(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		backend string
@@ -98,6 +100,7 @@ func TestCurrentAPI(t *testing.T) {
 // tools; a reload drops and restores tools with list_changed; closing a tab
 // removes its tools.
 func TestTabsPopupsReloadClose(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	c := start(t, "launch", "--headless", base+"/popup/")
 	tools := c.waitFor("opener tools", hasSuffix("opener_ping", 1))
@@ -158,6 +161,7 @@ func TestTabsPopupsReloadClose(t *testing.T) {
 // TestSameToolTwoTabs: two tabs of one site with the same tool get tab-level
 // names and keep a site-level one; each tab-level name reaches its own tab.
 func TestSameToolTwoTabs(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	c := start(t, "launch", "--headless", base+"/notes/", base+"/notes/")
 	tools := c.waitFor("two tabs of notes tools", hasSuffix("add_note", 3))

@@ -14,6 +14,7 @@ import (
 // listing the notes app's five tools and calling some of them through its
 // in-process MCP client, and says so on stderr.
 func TestDemoExit(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, "demo", "--exit", "--headless", "--state-dir", "")

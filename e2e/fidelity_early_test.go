@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,10 +15,11 @@ import (
 // held by an image the server does not answer: registration → client
 // waits for neither the load nor a timer. On both backends.
 func TestToolsBeforeLoad(t *testing.T) {
+	t.Parallel()
 	for _, be := range conformanceBackends {
 		t.Run(be.name, func(t *testing.T) {
 			release := make(chan struct{})
-			var held atomic.Int32
+			held := make(chan struct{}, 1) // the page asked for /hold
 			mux := http.NewServeMux()
 			mux.HandleFunc("/early", func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -28,7 +28,10 @@ document.modelContext.registerTool({name: "early_tool", description: "Registered
 </script>`)
 			})
 			mux.HandleFunc("/hold", func(w http.ResponseWriter, r *http.Request) {
-				held.Add(1)
+				select {
+				case held <- struct{}{}:
+				default:
+				}
 				select {
 				case <-release:
 				case <-r.Context().Done():
@@ -62,10 +65,10 @@ document.modelContext.registerTool({name: "early_tool", description: "Registered
 				t.Fatalf("early_tool answered %#v: the page had loaded", got.Content[0])
 			}
 			// And the page holds its load on /hold, as the test means it to.
-			for deadline := time.Now().Add(10 * time.Second); held.Load() == 0; time.Sleep(20 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("the page never asked for /hold, so nothing held its load")
-				}
+			select {
+			case <-held:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the page never asked for /hold, so nothing held its load")
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 // fields and that a person must submit it (native Chromium waits for the
 // person instead: docs/differences.md).
 func TestNavigatingForms(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	want := []any{
 		map[string]any{"@context": "https://schema.org", "@type": "Flight", "flightNumber": "WM 156",

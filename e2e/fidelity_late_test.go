@@ -24,6 +24,7 @@ var lateTools = []string{"late_0ms", "late_100ms", "late_1s", "late_5s", "late_c
 // that had no API at load (its tools all come after a click). Each tool is
 // listed once and answers, and no page is reloaded.
 func TestLateTools(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	for _, be := range []struct {
 		name   string
@@ -31,6 +32,7 @@ func TestLateTools(t *testing.T) {
 	}{{"polyfill", false}, {"native", true}} {
 		for _, opened := range []string{"after-attach", "before-attach"} {
 			t.Run(be.name+"/"+opened, func(t *testing.T) {
+				t.Parallel()
 				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 				defer cancel()
 				page := base + "/current/timed.html"
@@ -133,7 +135,7 @@ func waitPage(t *testing.T, p *cdpPage, expr, want string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s = %q after 20 s, want %q", expr, got, want)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll interval: the page's state has no event to wait on from here
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 // frame, its own CDP target) or the same site on another port (another
 // origin in the page's process), and a call reaches the frame.
 func TestOneToolOneName(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	partners := map[string]string{
 		"other-site": strings.Replace(base, "127.0.0.1", "localhost", 1),
@@ -21,6 +22,7 @@ func TestOneToolOneName(t *testing.T) {
 	for _, be := range []struct{ name string }{{"polyfill"}, {"native"}} {
 		for kind, other := range partners {
 			t.Run(be.name+"/"+kind, func(t *testing.T) {
+				t.Parallel()
 				args := []string{"launch", "--headless", "--backend", be.name}
 				if be.name == "native" {
 					args = append(args, "--chrome-arg=--enable-features=WebMCP")

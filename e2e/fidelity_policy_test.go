@@ -113,6 +113,7 @@ var policyExecute = map[string]string{
 // list only the
 // allowed frames' tools over MCP.
 func TestPermissionsPolicyTools(t *testing.T) {
+	t.Parallel()
 	results := map[string]map[string]policyOutcome{}
 	for _, be := range []struct{ name, flag string }{
 		{"polyfill", "--backend=polyfill"},

@@ -13,6 +13,7 @@ import (
 // without a scheme; JSON argument errors with their position; a browser
 // that cannot be found; each failure in one line on stderr.
 func TestFirstContactCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)

@@ -190,6 +190,7 @@ func hasTool(tools map[string]bool, suffix string) bool {
 // 4). A start URL without a scheme on 127.0.0.1 gets http:// (its echo tool
 // is listed; point 6).
 func TestFirstContactBrowserOptions(t *testing.T) {
+	t.Parallel()
 	tls := startProbeServer(t)
 	page := tls.URL + "/fc.html"
 	base := serveFixtures(t)
@@ -200,8 +201,7 @@ func TestFirstContactBrowserOptions(t *testing.T) {
 		if err := os.WriteFile(cfg, []byte("user-agent: FirstContactBot/1.0 (e2e)\nheadless: true\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		t.Setenv("WEBMCP_CDP_VIEWPORT", "900x700")
-		c := start(t, "launch", "--state-dir", "", "--config", cfg, "--ignore-https-errors",
+		c := startEnv(t, []string{"WEBMCP_CDP_VIEWPORT=900x700"}, "launch", "--state-dir", "", "--config", cfg, "--ignore-https-errors",
 			"--proxy-server", "http://"+proxy.addr, "--proxy-bypass", "<-loopback>", page)
 		tools := waitTools(c, "fc_probe")
 		w, h, ua := probe(t, c, tools)
@@ -285,6 +285,6 @@ func waitTitle(t *testing.T, browserURL, title string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no page titled %q: %+v", title, targets)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll interval: /json/list is a snapshot, with no push
 	}
 }

@@ -16,6 +16,7 @@ import (
 // load: launch holds the first tools/list until the start pages' tools
 // have settled. Before, that list had only the webmcp_* tools.
 func TestFirstListHasTheStartPagesTools(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	for i := range 3 {
 		began := time.Now()
@@ -36,6 +37,7 @@ func TestFirstListHasTheStartPagesTools(t *testing.T) {
 // late and registers a second after its load, each give a one-shot client
 // every tool in its only list.
 func TestFirstListWaitsForEachStartPage(t *testing.T) {
+	t.Parallel()
 	fixtures := serveFixtures(t)
 	// /slow/ serves the fixture pages a second late, as a slow site does.
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -62,6 +64,7 @@ func TestFirstListWaitsForEachStartPage(t *testing.T) {
 		{"two pages, one served late and registering late", []string{fixtures + "/notes/", slow.URL + "/current/late.html"}, []string{"_add_note", "_get_stats", "_late_echo"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			began := time.Now()
 			c := start(t, append([]string{"launch", "--headless", "--state-dir", ""}, tc.pages...)...)
 			names := listOnce(t, c)

@@ -11,6 +11,7 @@ import (
 // target) gets its tools into the catalog under its own origin, never the
 // top page's, and calls reach the frame.
 func TestCrossOriginFrame(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)                                    // http://127.0.0.1:PORT
 	other := strings.Replace(base, "127.0.0.1", "localhost", 1) // another site
 	c := start(t, "launch", "--headless", base+"/frames/cross.html?src="+other+"/current/")

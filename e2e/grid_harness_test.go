@@ -46,6 +46,10 @@ type testGrid struct {
 var (
 	gridOnce sync.Once
 	theGrid  *testGrid
+	// gridTurn lets one test at a time use the Grid: the tests count its
+	// sessions and take both its slots, and they run in parallel with the
+	// package's other tests, not with each other.
+	gridTurn sync.Mutex
 )
 
 // gridUnavailable fails the test in CI (where .ci/run installs Java,
@@ -58,7 +62,8 @@ func gridUnavailable(t testing.TB, format string, args ...any) {
 	t.Skipf(format+"\n(this fails when CI is set)", args...)
 }
 
-// startGrid returns the package's Grid, starting it on first use.
+// startGrid returns the package's Grid, starting it on first use, and
+// waits for the test's turn on it (until the test ends).
 func startGrid(t testing.TB) *testGrid {
 	t.Helper()
 	for _, tool := range []string{"java", "chromedriver"} {
@@ -70,6 +75,8 @@ func startGrid(t testing.TB) *testGrid {
 	if theGrid.err != nil {
 		gridUnavailable(t, "starting Selenium Grid: %v", theGrid.err)
 	}
+	gridTurn.Lock()
+	t.Cleanup(gridTurn.Unlock) // after the cleanups the test registers later
 	return theGrid
 }
 
@@ -201,7 +208,7 @@ func (g *testGrid) run(jar string, roles, configs []string, nodes int) error {
 		if g.get("/status", &st) == nil && st.Ready && len(st.Nodes) == nodes {
 			return nil
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond) // poll interval: the Grid has no event to wait on
 	}
 	var logs []string
 	for _, l := range g.logs {
@@ -368,6 +375,6 @@ func (g *testGrid) waitSessions(t testing.TB, d time.Duration, what string, cond
 		if time.Now().After(deadline) {
 			t.Fatalf("the Grid had not %s within %s; its sessions: %v", what, d, s)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // poll interval: the Grid has no event to wait on
 	}
 }

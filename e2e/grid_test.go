@@ -54,6 +54,7 @@ func echoByBrowser(t *testing.T, c *client, browsers ...string) map[string]strin
 // same names; closing the client leaves the Grid with no session within
 // 10 s.
 func TestGridLaunch(t *testing.T) {
+	t.Parallel()
 	g := startGrid(t)
 	base := serveFixtures(t)
 	c := start(t, "launch", "--selenium", g.url, "--browsers", "2", "--headless", "--state-dir", "", base+"/current/")
@@ -118,6 +119,7 @@ func TestGridLaunch(t *testing.T) {
 // server's session is still the same one and its tool answers. SIGTERM
 // then deletes it.
 func TestGridKeptAlive(t *testing.T) {
+	t.Parallel()
 	g := startGrid(t)
 	base := serveFixtures(t)
 	c := start(t, "launch", "--selenium", g.url, "--headless", "--state-dir", "", base+"/current/")
@@ -130,7 +132,8 @@ func TestGridKeptAlive(t *testing.T) {
 	g.waitSessions(t, 3*gridSessionTimeout+60*time.Second, "ended a plain idle session", func(s map[string]string) bool { return s[idle] == "" })
 	if d := time.Since(began); d < 2*gridSessionTimeout {
 		// The Grid ends an idle session at its first sweep after the
-		// timeout: wait out twice the timeout in any case.
+		// timeout: wait out twice the timeout in any case. The idle time
+		// is what is tested, not a wait for an event.
 		time.Sleep(2*gridSessionTimeout - d)
 	}
 	if got := c.callOK(name, map[string]any{"text": "still here"}); got != "still here" {
@@ -150,6 +153,7 @@ func TestGridKeptAlive(t *testing.T) {
 // TestGridLeftovers: a server killed with SIGKILL cannot delete its
 // session; the next start names it in the log.
 func TestGridLeftovers(t *testing.T) {
+	t.Parallel()
 	g := startGrid(t)
 	base := serveFixtures(t)
 	first := start(t, "launch", "--selenium", g.url, "--headless", "--state-dir", "", base+"/current/")
@@ -180,6 +184,7 @@ func TestGridLeftovers(t *testing.T) {
 // TestGridSaysNo: a Grid that cannot give a browser ends launch at once
 // with exit code 2 and one line that names the Grid's answer.
 func TestGridSaysNo(t *testing.T) {
+	t.Parallel()
 	g := startGrid(t)
 	down := "http://127.0.0.1:" + strconv.Itoa(freePort(t))
 	for _, tc := range []struct {

@@ -8,11 +8,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +29,18 @@ import (
 
 // binary is the webmcp-cdp built by TestMain.
 var binary string
+
+// smokeTests are the e2e tests `go test -short` runs, a few seconds in
+// all: launch, list and call (the notes app, the demo), an MCP-B page
+// server, CI mode's inspect and attach to a running browser. The README's
+// test command runs every test.
+const smokeTests = "^(TestNotesApp|TestDemoExit|TestMCPBPageServer|TestCIInspectGood|TestAttach)$"
+
+// e2eParallel is how many tests run at once when -parallel is not given.
+// Each runs its own webmcp-cdp and most their own Chromium; on CI's 2 cores
+// 8 at once keeps the CPU busy without starving any of them (measured in
+// docs/decisions/2026-12-03-parallel-e2e.md).
+const e2eParallel = 8
 
 func TestMain(m *testing.M) {
 	if _, err := cdp.FindChrome(""); err != nil {
@@ -45,15 +59,38 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(1)
 	}
-	build := exec.Command("go", "build", "-o", binary, "../cmd/webmcp-cdp")
+	// With -race (the README's test command) the binary under test is a
+	// race build too, so that races in webmcp-cdp fail the e2e tests.
+	// Otherwise it is built as the release builds it (packaging/npm/pack.sh:
+	// no cgo, -trimpath), so that TestNpmPackages's build of the release
+	// binary finds every package compiled already.
+	build := exec.Command("go", "build", "-trimpath", "-o", binary, "../cmd/webmcp-cdp")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if raceBuild {
+		build = exec.Command("go", "build", "-race", "-o", binary, "../cmd/webmcp-cdp")
+	}
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: building webmcp-cdp:", err)
 		os.Exit(1)
 	}
+	// The tests mostly wait on Chromium, a page or a server, not the CPU:
+	// unless -parallel is given, run up to e2eParallel of them at once
+	// rather than GOMAXPROCS (2 on CI's machine).
+	flag.Parse()
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["test.parallel"] {
+		flag.Set("test.parallel", strconv.Itoa(e2eParallel))
+	}
+	// -short runs the smoke set alone, unless -run names tests.
+	if testing.Short() && !given["test.run"] {
+		flag.Set("test.run", smokeTests)
+	}
 	code := m.Run()
-	stopGrid()       // grid_harness_test.go: started by the first test that needs it
-	stopPrometheus() // prometheus_harness_test.go: likewise
+	stopGrid()        // grid_harness_test.go: started by the first test that needs it
+	stopPrometheus()  // prometheus_harness_test.go: likewise
+	stopBrowserless() // browserless_test.go: likewise
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -127,6 +164,15 @@ func start(t testing.TB, args ...string) *client {
 	return startWith(t, nil, args...)
 }
 
+// startEnv is start with more environment for webmcp-cdp (t.Setenv would
+// change it for every test running in parallel).
+func startEnv(t testing.TB, env []string, args ...string) *client {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	return startCmd(t, nil, "", cmd)
+}
+
 // startWith is start with client options (such as an elicitation handler).
 func startWith(t testing.TB, opts *mcp.ClientOptions, args ...string) *client {
 	t.Helper()
@@ -183,10 +229,13 @@ func startCmd(t testing.TB, opts *mcp.ClientOptions, version string, cmd *exec.C
 	return c
 }
 
-// tools lists the tools by name.
+// tools lists the tools by name. The bound is for a server that hangs: a
+// client's first tools/list may rightly wait --wait-tools (10 s by default)
+// for start pages that never settle, such as the conformance pages, whose
+// frames register and unregister tools until their cases are done.
 func (c *client) tools() map[string]*mcp.Tool {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out := make(map[string]*mcp.Tool)
 	for tl, err := range c.cs.Tools(ctx, nil) { // every page
@@ -209,11 +258,10 @@ func (c *client) dumpGoroutines() {
 	if c.cmd == nil || c.cmd.Process == nil || c.cmd.Process.Signal(syscall.SIGQUIT) != nil {
 		return
 	}
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if strings.Contains(c.stderr.String(), "\ngoroutine ") {
-			time.Sleep(300 * time.Millisecond) // the rest of the dump
-			return
-		}
+	if c.stderr.waitFor("\ngoroutine ", 3*time.Second) {
+		// The rest of the dump: the exit that ends it is the SDK's to wait
+		// for (its transport owns cmd.Wait), so there is no event here.
+		time.Sleep(300 * time.Millisecond)
 	}
 }
 
@@ -229,6 +277,9 @@ func (c *client) waitFor(what string, cond func(map[string]*mcp.Tool) bool) map[
 		if time.Now().After(deadline) {
 			c.t.Fatalf("timed out waiting for %s; tools: %v", what, names(tools))
 		}
+		// Poll interval: a list_changed sent before the session's
+		// subscriptions/listen is in place never comes, and c.changes is
+		// waitChange's.
 		time.Sleep(40 * time.Millisecond)
 	}
 }

@@ -33,6 +33,7 @@ func elicitor(content map[string]any, asked *atomic.Int32, messages chan<- strin
 // agent.requestUserInteraction) is asked to the client, and its answer goes
 // back to the page.
 func TestDialogsThroughElicitation(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	for _, tc := range []struct {
 		name     string
@@ -72,6 +73,7 @@ func TestDialogsThroughElicitation(t *testing.T) {
 // TestDialogPolicies: without elicitation, --dialogs accept and dismiss
 // answer for the user.
 func TestDialogPolicies(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	for _, tc := range []struct {
 		policy, want string
@@ -96,6 +98,7 @@ func TestDialogPolicies(t *testing.T) {
 // refusal is a clean error and the page is not called; read-only tools run
 // without a question.
 func TestConfirm(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	var asked atomic.Int32
 	c := startWith(t, elicitor(nil, &asked, make(chan string, 4)), "launch", "--headless", "--confirm", "writes", base+"/notes/")
@@ -122,6 +125,7 @@ func TestConfirm(t *testing.T) {
 // TestCancelReachesPage: a client cancelling a call aborts the page's
 // signal and frees the tab's slot; a long call sends progress.
 func TestCancelReachesPage(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	progress := make(chan float64, 16)
 	c := startWith(t, &mcp.ClientOptions{
@@ -165,6 +169,6 @@ func TestCancelReachesPage(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the page's signal was not aborted: %+v", stats)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll interval: the page tells no one that it saw the abort
 	}
 }

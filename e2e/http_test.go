@@ -32,10 +32,18 @@ func startHTTP(t *testing.T, args ...string) string {
 // writes to stderr.
 func startHTTPEnv(t *testing.T, env []string, args ...string) (string, *urlSpotter) {
 	t.Helper()
+	endpoint, spot, _ := startHTTPProc(t, env, args...)
+	return endpoint, spot
+}
+
+// startHTTPProc is startHTTPEnv that also returns the process id. Like
+// start, it gives webmcp-cdp a state home of its own, so that cached tools
+// of another test running at the same time never show up in this one's
+// lists (a test that restarts on the same state passes --state-dir).
+func startHTTPProc(t *testing.T, env []string, args ...string) (string, *urlSpotter, int) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	if env != nil {
-		cmd.Env = append(os.Environ(), env...)
-	}
+	cmd.Env = append(append(os.Environ(), env...), "XDG_STATE_HOME="+t.TempDir())
 	if _, err := cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
@@ -51,14 +59,14 @@ func startHTTPEnv(t *testing.T, env []string, args ...string) (string, *urlSpott
 	defer bound.Stop()
 	select {
 	case u := <-spot.found:
-		return u, spot
+		return u, spot, cmd.Process.Pid
 	case err := <-exited:
 		exited <- err // for the cleanup
 		t.Fatalf("webmcp-cdp exited (%v) before serving HTTP:\n%s", err, spot.String())
 	case <-bound.C:
 		t.Fatalf("webmcp-cdp did not say where it serves HTTP:\n%s", spot.String())
 	}
-	return "", spot
+	return "", spot, 0
 }
 
 // urlSpotter keeps what webmcp-cdp writes to stderr and sends the first
@@ -142,6 +150,7 @@ func httpClientWith(t *testing.T, endpoint, token string, opts *mcp.ClientOption
 // page tools and each gets list_changed; the status page shows tabs, calls
 // and the tools webmcp-cdp refused, with their reason codes.
 func TestHTTPTwoClients(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	endpoint := startHTTP(t, "launch", "--headless", "--http", "127.0.0.1:0", base+"/current/")
 	a := httpClient(t, endpoint, "")
@@ -227,6 +236,7 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // are bounded, and a non-loopback address needs a token that every request
 // must then carry.
 func TestReliabilityHTTPGuards(t *testing.T) {
+	t.Parallel()
 	endpoint := startHTTP(t, "launch", "--headless", "--http", "127.0.0.1:0", "--max-body-bytes", "10000")
 	jsonHdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
 	with := func(k, v string) http.Header {
@@ -260,6 +270,7 @@ func TestReliabilityHTTPGuards(t *testing.T) {
 }
 
 func TestReliabilityHTTPToken(t *testing.T) {
+	t.Parallel()
 	// Without a token, a non-loopback address is refused at start.
 	cmd, _, stderr := runRawNoWait(t, "launch", "--headless", "--http", "0.0.0.0:0")
 	if code := waitExit(t, cmd); code == 0 || !strings.Contains(stderr.String(), "set --token") {
@@ -306,6 +317,7 @@ func runRawNoWait(t *testing.T, args ...string) (*exec.Cmd, io.WriteCloser, *syn
 // TestHTTPDialogElicitation: over HTTP too, a page dialog during a call is
 // asked to the client, on both protocol generations.
 func TestHTTPDialogElicitation(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	endpoint := startHTTP(t, "launch", "--headless", "--http", "127.0.0.1:0", base+"/notes/")
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {

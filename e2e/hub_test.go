@@ -37,6 +37,7 @@ func siteAndTabNames(t *testing.T, tools map[string]*mcp.Tool, suffix string) (s
 // goes to whichever tab webmcp_activate_tab brought to the front, as its
 // description says.
 func TestSiteLevelNameFollowsTheActiveTab(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	c := start(t, "launch", "--headless", base+"/notes/", base+"/notes/")
 	tools := c.waitFor("two tabs of notes tools", hasSuffix("list_notes", 3))
@@ -68,6 +69,7 @@ func TestSiteLevelNameFollowsTheActiveTab(t *testing.T) {
 // after its tab closes, calling it reopens its page and answers, and it is
 // still there after a restart with the same --state-dir.
 func TestCachedToolReopensItsPage(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	dir := t.TempDir()
 	c := start(t, "launch", "--headless", "--state-dir", dir, base+"/hostile/cached.html")
@@ -119,6 +121,7 @@ func TestCachedToolReopensItsPage(t *testing.T) {
 // up, the limits apply, and a well-behaved tool on the same page and on
 // another tab still answers.
 func TestReliabilityHostilePage(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	c := start(t, "launch", "--headless", "--call-timeout", "3s", base+"/hostile/", base+"/notes/")
 	tools := c.waitFor("the hostile page's and the notes app's tools", func(m map[string]*mcp.Tool) bool {
@@ -201,6 +204,7 @@ func TestReliabilityHostilePage(t *testing.T) {
 // TestCallInterrupted: a call in flight when its page reloads, or its tab
 // closes, ends at once with an error that says so.
 func TestCallInterrupted(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	c := start(t, "launch", "--headless", "--call-timeout", "60s", base+"/hostile/")
 	for _, tc := range []struct {
@@ -210,12 +214,22 @@ func TestCallInterrupted(t *testing.T) {
 		{"close", "webmcp_close_tab", "its tab was closed"},
 	} {
 		t.Run(tc.action, func(t *testing.T) {
-			tools := c.waitFor("the hostile page's tools", hasSuffix("never", 1))
+			tools := c.waitFor("the hostile page's tools", func(m map[string]*mcp.Tool) bool {
+				return len(toolWithSuffix(m, "never")) == 1 && len(toolWithSuffix(m, "never_calls")) == 1
+			})
 			never := toolWithSuffix(tools, "never")[0]
 			tab := int(source(t, tools[never])["tab"].(float64))
 			done := make(chan *mcp.CallToolResult, 1)
 			go func() { done <- c.call(never, map[string]any{}) }()
-			time.Sleep(300 * time.Millisecond)
+			// The call reached the page when the page's never_calls says
+			// so (the page tells the client nothing of its own).
+			count := toolWithSuffix(tools, "never_calls")[0]
+			for deadline := time.Now().Add(10 * time.Second); c.callOK(count, map[string]any{}) != "1"; {
+				if time.Now().After(deadline) {
+					t.Fatalf("the call of %s did not reach the page within 10 s", never)
+				}
+				time.Sleep(20 * time.Millisecond) // poll interval: the page signals nothing when a call arrives
+			}
 			c.callOK(tc.tool, map[string]any{"tab": tab})
 			select {
 			case res := <-done:
@@ -233,28 +247,17 @@ func TestCallInterrupted(t *testing.T) {
 func (c *client) waitForLog(t *testing.T, parts ...string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		log := c.stderr.String()
-		missing := ""
-		for _, p := range parts {
-			if !strings.Contains(log, p) {
-				missing = p
-				break
-			}
+	for _, p := range parts {
+		if !c.stderr.waitFor(p, time.Until(deadline)) {
+			t.Fatalf("stderr never said %q", p)
 		}
-		if missing == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stderr never said %q", missing)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
 // TestCatalogFlagErrors: bad catalog flags stop the command with a message
 // that names the flag.
 func TestCatalogFlagErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -286,6 +289,7 @@ func TestCatalogFlagErrors(t *testing.T) {
 // TestDeniedOriginNeverEnters: with --deny-origin matching the fixtures'
 // origin, the page's tools never reach the client, and the log says why.
 func TestDeniedOriginNeverEnters(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	c := start(t, "launch", "--headless", "--deny-origin", "http://127.0.0.1:*", base+"/notes/")
 	c.waitForLog(t, "ignoring the tools of a denied origin")

@@ -9,6 +9,7 @@ import (
 // tab opened in the second has its tools too, and each answers. Closing
 // the client ends both (TestLaunchLeavesNoBrowser covers what is left).
 func TestLaunchBrowsers(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	c := start(t, "launch", "--headless", "--browsers", "2", "--state-dir", "", base+"/current/")
 	c.tools()

@@ -15,6 +15,7 @@ import (
 // (the conformance page crossorigin checks that no such message reaches a
 // page).
 func TestMCPBPageServerBeforeAttach(t *testing.T) {
+	t.Parallel()
 	const ready = `<script>addEventListener("load", () => { document.title = "ready"; });</script>`
 	base := serveMCPB(t, mcpbShop, map[string]string{
 		"shop.html":   `<!doctype html><title>loading</title><script src="bundle.js"></script>` + ready,

@@ -46,6 +46,7 @@ func pageTool(t *testing.T, tools map[string]*mcp.Tool, name string) string {
 // one result; prompts/get asks the same way; a forged requestState is
 // refused.
 func TestMCPBQuestionsNewClient(t *testing.T) {
+	t.Parallel()
 	page := conformancePage(t)
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) { questionsNewClient(t, page, transport) })
@@ -157,6 +158,7 @@ func questionsNewClient(t *testing.T, page, transport string) {
 // answer (roots) ends the call with -32021; the page's log messages reach
 // the client during the call.
 func TestMCPBQuestionsOldClient(t *testing.T) {
+	t.Parallel()
 	page := conformancePage(t)
 	endpoint := startHTTP(t, "launch", "--headless", "--http", "127.0.0.1:0", page)
 	var asked atomic.Int32

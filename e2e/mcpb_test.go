@@ -43,7 +43,11 @@ server.registerTool("page_load", { description: "Which load of the page this is"
   async () => ({ content: [{ type: "text", text: load }] }));
 server.registerTool("wait_for_cancel", { description: "Waits until the call is cancelled" },
   async (ctx) => {
-    await new Promise((resolve) => ctx.mcpReq.signal.addEventListener("abort", resolve));
+    const abort = new Promise((resolve) => ctx.mcpReq.signal.addEventListener("abort", resolve));
+    // Given a progress token, it says that the call reached it.
+    const token = ctx.mcpReq._meta?.progressToken;
+    if (token !== undefined) await ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: 1, message: "waiting" } });
+    await abort;
     aborted = true;
     return { content: [{ type: "text", text: "cancelled" }] };
   });
@@ -141,6 +145,7 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 // real MCP client with no extension, in one catalog; list_changed,
 // cancellation and a reload work through the page-server session.
 func TestMCPBPageServer(t *testing.T) {
+	t.Parallel()
 	base := serveMCPB(t, mcpbShop, map[string]string{
 		"frame.js":     bundle(t, mcpbFrameServer),
 		"frame.html":   `<!doctype html><title>widget</title><script src="frame.js"></script>`,
@@ -291,12 +296,22 @@ func TestMCPBPageServer(t *testing.T) {
 	t.Run("cancellation", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
+		params := &mcp.CallToolParams{Name: toolWithSuffix(tools, "wait_for_cancel")[0], Arguments: map[string]any{}}
+		params.SetProgressToken("e2e-cancel")
 		go func() {
-			_, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: toolWithSuffix(tools, "wait_for_cancel")[0], Arguments: map[string]any{}})
+			_, err := c.cs.CallTool(ctx, params)
 			done <- err
 		}()
-		// The call reaches the page in well under a second; cancel then.
-		time.Sleep(500 * time.Millisecond)
+		// The page server's progress says the call reached it; cancel then.
+		select {
+		case n := <-progress:
+			if n.ProgressToken != "e2e-cancel" {
+				t.Fatalf("progress %+v, want wait_for_cancel's, token e2e-cancel", n)
+			}
+		case <-time.After(10 * time.Second):
+			cancel()
+			t.Fatal("wait_for_cancel never said that the call reached it")
+		}
 		cancel()
 		<-done
 		deadline := time.Now().Add(10 * time.Second)
@@ -304,7 +319,7 @@ func TestMCPBPageServer(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatal("the page server's tool never saw the client's cancellation")
 			}
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // poll interval: the page server tells no one that it saw the abort
 		}
 	})
 
@@ -343,6 +358,8 @@ func TestMCPBPageServer(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("after a reload the page server's tool still answers from the old session (%s)", text(res))
 			}
+			// Poll interval: the new session's tools keep their names, so no
+			// event says which session answers them.
 			time.Sleep(50 * time.Millisecond)
 		}
 		// The new page has not added late_tool: the old session's tools are gone.

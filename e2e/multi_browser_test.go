@@ -30,6 +30,7 @@ import (
 // same port: the server reconnects on its own, and the tool comes back live
 // under the same name, callable, without a client restart.
 func TestMultiBrowserAttach(t *testing.T) {
+	t.Parallel()
 	sites := map[string]string{"a": serveFixtures(t), "b": serveFixtures(t), "c": serveFixtures(t)}
 	urlA := startChrome(t, sites["a"]+"/current/")
 	urlB := startChrome(t, sites["b"]+"/current/")
@@ -167,6 +168,7 @@ func freePort(t *testing.T) int {
 // meanwhile and comes back live under the same name, without a client
 // restart.
 func TestLaunchRelaunch(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	marker := "e2e-relaunch-" + strconv.Itoa(os.Getpid())
 	c := start(t, "launch", "--headless", "--relaunch", "--state-dir", "", "--chrome-arg=--e2e-marker="+marker, base+"/current/")
@@ -224,13 +226,13 @@ func mainBrowserPID(t *testing.T, marker string) int {
 // script the lost connection installed, is read live again on the new one:
 // its tool is listed live before any call, and answers under the same name.
 func TestMultiBrowserBlip(t *testing.T) {
+	t.Parallel()
 	sites := map[string]string{"a": serveFixtures(t), "b": serveFixtures(t)}
 	urlA := startChrome(t, "about:blank")
 	urlB := startChrome(t, "about:blank")
 	p := startAuthProxy(t, urlB, false)
 	wire := startWire(t, strings.TrimPrefix(p.srv.URL, "http://"))
-	t.Setenv("WEBMCP_CDP_BROWSER_HEADER", "b=Authorization: Bearer "+proxyBearer)
-	c := start(t, "attach", "--state-dir", "", "--browser", "a="+urlA, "--browser", "b=http://"+wire.addr+"/?token="+proxyToken)
+	c := startEnv(t, []string{"WEBMCP_CDP_BROWSER_HEADER=b=Authorization: Bearer " + proxyBearer}, "attach", "--state-dir", "", "--browser", "a="+urlA, "--browser", "b=http://"+wire.addr+"/?token="+proxyToken)
 	c.tools() // answered once each browser's first attempt to connect is over
 	echo := map[string]string{}
 	for _, b := range []string{"a", "b"} {

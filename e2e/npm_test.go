@@ -92,6 +92,7 @@ func bundle(t testing.TB, src string) string {
 
 // TestBundle: the pinned packages install and bundle into a browser script.
 func TestBundle(t *testing.T) {
+	t.Parallel()
 	js := bundle(t, `import { z } from "zod"; globalThis.__zodOK = z.string().parse("ok");`)
 	if !strings.Contains(js, "__zodOK") || len(js) < 1000 {
 		t.Fatalf("the bundle does not hold the entry and zod: %d bytes", len(js))

@@ -31,6 +31,7 @@ const npmVersion = "0.0.0-e2e.1"
 // built with -buildvcs=false) and `npx webmcp-cdp demo --exit` lists and
 // calls the demo's tools.
 func TestNpmPackages(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"npm", "npx", "node", "bash"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is not on PATH: install Node and npm (apt-get install nodejs npm); .ci/run does", tool)

@@ -27,6 +27,7 @@ import (
 // TestOAuthResourceServer: webmcp-cdp takes the tokens of a real
 // authorization server, and only those, for the scopes they carry.
 func TestOAuthResourceServer(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	// The port is chosen first: the endpoint's URL is the tokens' audience.
 	port := strconv.Itoa(freePort(t))
@@ -138,6 +139,7 @@ func TestOAuthResourceServer(t *testing.T) {
 		// The status page's last calls name the caller (fed by a watcher:
 		// looked at again for up to 5 s).
 		read := as.token(t, as.Issuer, "reader", "webmcp:read", "")
+		// Poll interval: the watcher that feeds the call log tells no one.
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 			req, _ := http.NewRequest(http.MethodGet, origin+"/", nil)
 			req.Header.Set("Authorization", "Bearer "+read)
@@ -228,7 +230,8 @@ func TestOAuthResourceServer(t *testing.T) {
 		if status, _, body := rawPost(t, endpoint, "Bearer "+tok, initialize); status != http.StatusOK {
 			t.Fatalf("a fresh short-lived token: %d %s", status, body)
 		}
-		// Wait out its lifetime (2 s, no skew): a wait for the clock.
+		// Wait out its lifetime (2 s, no skew): a wait for the clock, as
+		// the token's expiry is what is tested; no event stands for it.
 		time.Sleep(time.Until(expiry(t, tok).Add(time.Second)))
 		status, challenge, body := rawPost(t, endpoint, "Bearer "+tok, initialize)
 		if status != http.StatusUnauthorized || !strings.Contains(challenge, `error="invalid_token"`) || !strings.Contains(body, "has expired") {
@@ -293,7 +296,8 @@ func TestOAuthResourceServer(t *testing.T) {
 			t.Fatalf("add_note = %q", got)
 		}
 		// Past the refetch interval, a new kid makes webmcp-cdp try the
-		// issuer, which is gone: refused, and said in the log.
+		// issuer, which is gone: refused, and said in the log. A wait for
+		// the clock: the interval passing is what is tested.
 		time.Sleep(time.Until(refetched.Add(refetch + 200*time.Millisecond)))
 		status, _, body := rawPost(t, endpoint, "Bearer "+forge(t, jwt.SigningMethodRS256, evil, "after-stop", claims()), initialize)
 		if status != http.StatusUnauthorized || !strings.Contains(body, "could not be read again") {

@@ -139,6 +139,7 @@ func attrMap(kvs []*commonpb.KeyValue) map[string]string {
 // tree of a call made under the client's traceparent, and the span of the
 // navigation that registered the tools.
 func TestObservability(t *testing.T) {
+	t.Parallel()
 	prom := startPrometheus(t)
 	otlp := startOTLPReceiver(t)
 	base := serveFixtures(t)
@@ -303,6 +304,7 @@ func randomHex(t *testing.T, n int) string {
 // both stdio paths, the fast one and the SDK's), and --metrics serves its
 // count without --http.
 func TestObservabilityStdio(t *testing.T) {
+	t.Parallel()
 	otlp := startOTLPReceiver(t)
 	base := serveFixtures(t)
 	cmd := exec.Command(binary, "launch", "--headless", "--metrics", "127.0.0.1:0", base+"/shop/")

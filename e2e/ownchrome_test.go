@@ -111,7 +111,7 @@ func startOwnChrome(t *testing.T, native bool, urls ...string) (string, string) 
 		if time.Now().After(deadline) {
 			t.Fatal("the browser did not write DevToolsActivePort")
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll interval: the browser says nothing when its port is ready
 	}
 }
 
@@ -208,7 +208,7 @@ func waitReady(t *testing.T, browserURL string, suffixes ...string) map[string]d
 		if time.Now().After(deadline) {
 			t.Fatalf("the pages did not get ready: %+v", list)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll interval: /json/list is a snapshot, with no push
 	}
 }
 
@@ -220,6 +220,7 @@ func waitReady(t *testing.T, browserURL string, suffixes ...string) map[string]d
 // a native WebMCP page. No page is reloaded, and every tab is left as it
 // was on exit.
 func TestOwnChrome(t *testing.T) {
+	t.Parallel()
 	mcpb := `<!doctype html><title>mcpb</title><script src="mcpb.js"></script>`
 	base := servePages(t, map[string]string{
 		"mcpb.html":   mcpb,
@@ -310,6 +311,7 @@ func TestOwnChrome(t *testing.T) {
 // and says how to turn remote debugging on; so does a DevToolsActivePort
 // left by a browser that closed (its port refuses).
 func TestOwnChromeNotRunning(t *testing.T) {
+	t.Parallel()
 	missing := t.TempDir()
 	stale := t.TempDir()
 	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")

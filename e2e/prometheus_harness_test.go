@@ -224,7 +224,7 @@ func (p *testPrometheus) waitQuery(q string, d time.Duration, ok func([]promSamp
 			}
 			return got, err
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond) // poll interval: Prometheus has no push for a new sample
 	}
 }
 

@@ -76,6 +76,7 @@ func (c *client) echoes(n int) {
 // recipe that serves a Grid browser, browserless and a plain Chromium in
 // one server.
 func TestGridRecipes(t *testing.T) {
+	t.Parallel()
 	g := startGrid(t)
 	base := serveFixtures(t)
 	page := base + "/current/"
@@ -138,6 +139,7 @@ func TestGridRecipes(t *testing.T) {
 // SELENIUM_REMOTE_HEADERS (on WebDriver requests and the CDP WebSocket);
 // wrong credentials end launch with exit code 2 and the Grid's 401.
 func TestGridRecipeStandalone(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"java", "chromedriver"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			gridUnavailable(t, "Selenium Grid needs %s (Debian: apt-get install default-jre-headless chromium-driver): %v", tool, err)

@@ -42,6 +42,7 @@ func recordSite(t *testing.T) (base string, price *atomic.Int64) {
 // (keeping an ignore mark) and the next `test` passes. The password never
 // reaches the file, nor the status page's download of the session.
 func TestRecordSession(t *testing.T) {
+	t.Parallel()
 	base, price := recordSite(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "session.yaml")
@@ -216,6 +217,7 @@ func TestRecordSession(t *testing.T) {
 // TestRecordStdio: calls over stdio are recorded the same way, with the
 // file named by the config file's record key, and the replay passes.
 func TestRecordStdio(t *testing.T) {
+	t.Parallel()
 	base, _ := recordSite(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "stdio.yaml")

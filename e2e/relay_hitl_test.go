@@ -29,6 +29,7 @@ var addedNote = regexp.MustCompile(`Added note #(\d+)`)
 // 2025-11-25 client as elicitation/create, and the answer reaches the
 // page; a client without elicitation gets connect's --dialogs.
 func TestRelayHITL(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	page := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html")

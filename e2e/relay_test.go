@@ -54,17 +54,13 @@ func startRelay(t testing.TB, flags ...string) *relayProc {
 			t.Logf("relay stderr:\n%s", r.stderr.String())
 		}
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if m := listening.FindStringSubmatch(r.stderr.String()); m != nil {
-			r.addr = m[1]
-			return r
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the relay did not start:\n%s", r.stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	r.stderr.waitFor("relay listening", 10*time.Second)
+	m := listening.FindStringSubmatch(r.stderr.String())
+	if m == nil {
+		t.Fatalf("the relay did not start:\n%s", r.stderr.String())
 	}
+	r.addr = m[1]
+	return r
 }
 
 func (r *relayProc) url(path string) string { return "ws://" + r.addr + path }
@@ -103,12 +99,8 @@ func (r *relayProc) startBrowserSide(t testing.TB, token, name string, urls ...s
 			t.Logf("browser side %s stderr:\n%s", name, b.stderr.String())
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(b.stderr.String(), "the relay accepted this browser") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the browser side did not register with the relay:\n%s", b.stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !b.stderr.waitFor("the relay accepted this browser", 20*time.Second) {
+		t.Fatalf("the browser side did not register with the relay:\n%s", b.stderr.String())
 	}
 	return b
 }
@@ -119,7 +111,7 @@ func (b *browserSide) kill() {
 	b.cmd.Process.Kill()
 	b.cmd.Wait()
 	for deadline := time.Now().Add(10 * time.Second); len(browserPIDs(b.profile)) > 0 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // poll interval: Chromium's processes are not our children, so their exit has no event
 	}
 }
 
@@ -161,6 +153,7 @@ func (r *relayProc) seedClient(t testing.TB, token string) (*relay.Client, chan 
 // TestRelay: relay, browser side (real Chromium) and connect (driven over
 // stdio by the go-sdk client), as separate processes of the real binary.
 func TestRelay(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	r := startRelay(t)
 	alice, bob := r.token("alice"), r.token("bob")
@@ -248,7 +241,7 @@ func TestRelay(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		st := b.relayStatus()
 		for st.Problem == "" && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // poll interval: webmcp_relay_status has no push
 			st = b.relayStatus()
 		}
 		if st.Connected || len(st.Browsers) != 0 || !strings.Contains(st.Problem, "no browser") {
@@ -329,6 +322,7 @@ func tryCall(c *client, name string) (ok bool, out string) {
 // TestRelayCLIErrors: the relay's and connect's flag checks, worded for the
 // user.
 func TestRelayCLIErrors(t *testing.T) {
+	t.Parallel()
 	r := startRelay(t)
 	short := filepath.Join(t.TempDir(), "short")
 	os.WriteFile(short, []byte("tiny"), 0o600)

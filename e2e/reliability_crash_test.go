@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 // webmcp-cdp attaches to a Chromium the test started, so that the test can
 // crash the tab over its own CDP connection (Page.crash).
 func TestReliabilityCrashedTab(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	browserURL := startChrome(t, "about:blank")
 	c := start(t, "attach", "--browser-url", browserURL, "--call-timeout", "30s")
@@ -34,8 +36,8 @@ func TestReliabilityCrashedTab(t *testing.T) {
 	if err := conn.Browser().Call(ctx, target.CommandCreateTarget, &target.CreateTargetParams{URL: base + "/current/"}, &created); err != nil {
 		t.Fatal(err)
 	}
-	tools := c.waitFor("the page's tools", hasSuffix("slow", 1))
-	slow := toolWithSuffix(tools, "slow")[0]
+	tools := c.waitFor("the page's tools", func(m map[string]*mcp.Tool) bool { return hasSuffix("slow", 1)(m) && hasSuffix("slow_stats", 1)(m) })
+	slow, stats := toolWithSuffix(tools, "slow")[0], toolWithSuffix(tools, "slow_stats")[0]
 
 	// A call that would run 20 s; the tab crashes under it.
 	type outcome struct {
@@ -49,7 +51,19 @@ func TestReliabilityCrashedTab(t *testing.T) {
 		res := c.call(slow, map[string]any{"ms": 20000})
 		done <- outcome{text(res), res.IsError, time.Since(start)}
 	}()
-	time.Sleep(time.Second) // let the call reach the page (it waits 20 s there)
+	// The call reached the page (it waits 20 s there) once the page
+	// counts it started.
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		var st struct{ Started int }
+		json.Unmarshal([]byte(c.callOK(stats, map[string]any{})), &st)
+		if st.Started > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slow call never reached the page")
+		}
+		time.Sleep(50 * time.Millisecond) // poll interval: the page tells no one that a call started
+	}
 	var attached target.AttachToTargetResult
 	if err := conn.Browser().Call(ctx, target.CommandAttachToTarget, &target.AttachToTargetParams{TargetID: created.TargetID, Flatten: ptrTo(true)}, &attached); err != nil {
 		t.Fatal(err)

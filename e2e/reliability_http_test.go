@@ -76,7 +76,7 @@ func TestReliabilityHTTPSlowBodies(t *testing.T) {
 	// new connections during it: a per-address cap below the flood would
 	// refuse the good client too (the cap has its own unit test), so this
 	// test measures the read timeout alone.
-	endpoint, pid := startHTTPPid(t, "launch", "--headless", "--http", "127.0.0.1:0",
+	endpoint, _, pid := startHTTPProc(t, nil, "launch", "--headless", "--http", "127.0.0.1:0",
 		"--http-read-timeout", readTimeout.String(), "--http-max-conns-per-ip", "512", base+"/current/")
 	addr := strings.TrimSuffix(strings.TrimPrefix(endpoint, "http://"), "/mcp")
 	good := httpClient(t, endpoint, "")
@@ -179,39 +179,6 @@ func last(ds []time.Duration) time.Duration {
 	return ds[len(ds)-1]
 }
 
-// startHTTPPid is startHTTP that also returns the process id.
-func startHTTPPid(t *testing.T, args ...string) (string, int) {
-	t.Helper()
-	before := map[int]bool{}
-	for _, p := range binaryPIDs() {
-		before[p] = true
-	}
-	endpoint := startHTTP(t, args...)
-	for _, p := range binaryPIDs() {
-		if !before[p] {
-			return endpoint, p
-		}
-	}
-	t.Fatal("cannot find the webmcp-cdp process")
-	return "", 0
-}
-
-// binaryPIDs lists the running processes of the e2e binary.
-func binaryPIDs() []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && exe == binary {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
 // TestReliabilityHTTPOrigin (issue 15, point 6): an Origin is the server's
 // own only with its scheme, host and port; other ports of the same host are
 // refused with 403 and a message that names the port, --allowed-host adds
@@ -219,6 +186,7 @@ func binaryPIDs() []int {
 // goes through as before. `Origin: http://127.0.0.1:9999` used to be
 // accepted by a server on another port.
 func TestReliabilityHTTPOrigin(t *testing.T) {
+	t.Parallel()
 	endpoint := startHTTP(t, "launch", "--headless", "--http", "127.0.0.1:0",
 		"--allowed-host", "mcp.example.test", "--allowed-host", "https://app.example.test:8443")
 	_, port, _ := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(endpoint, "http://"), "/mcp"))
@@ -291,7 +259,7 @@ func TestReliabilityHTTPSlowHeaders(t *testing.T) {
 				if _, err := conn.Write([]byte{head[i]}); err != nil {
 					break
 				}
-				time.Sleep(200 * time.Millisecond) // the attacker's pace
+				time.Sleep(200 * time.Millisecond) // the attacker's pace, not a wait
 				if time.Since(start) > 4*readTimeout {
 					break
 				}

@@ -22,6 +22,7 @@ import (
 // polyfill and on native WebMCP (where the page script layers the older faces
 // on Chromium's document.modelContext).
 func TestReliabilityHostileBuiltins(t *testing.T) {
+	t.Parallel()
 	for _, be := range conformanceBackends {
 		t.Run(be.name, func(t *testing.T) { hostileBuiltins(t, be.name, be.args) })
 	}
@@ -61,7 +62,7 @@ func hostileBuiltins(t *testing.T, backend string, args []string) {
 		if (listed == len(want) && len(otherTab("echo")) == 1 && len(otherTab("add")) == 1) || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll interval: as in client.waitFor, no list_changed is sure to come
 	}
 	if listed != len(want) {
 		t.Errorf("%d of %d tools of the page that replaced built-ins are listed; tools: %v", listed, len(want), names(tools))

@@ -394,6 +394,7 @@ func TestReliabilityRelayPreAuthFlood(t *testing.T) {
 // capped per address and end at the handshake deadline; the slots they held
 // serve a real browser afterwards.
 func TestReliabilityRelayPreAuthCap(t *testing.T) {
+	t.Parallel()
 	const perIP, deadline = 4, 2 * time.Second
 	r := startRelay(t, "--max-unauthenticated-per-ip", strconv.Itoa(perIP), "--handshake-timeout", deadline.String())
 	idle := make([]*wsPeer, perIP)
@@ -442,6 +443,7 @@ func TestReliabilityRelayPreAuthCap(t *testing.T) {
 // refused on both endpoints, with an error that says why, and none
 // registers a browser.
 func TestReliabilityRelayForgedTokens(t *testing.T) {
+	t.Parallel()
 	r := startRelay(t)
 	key := r.secretKey(t)
 	now := time.Now()
@@ -549,6 +551,7 @@ type echoAnswer struct {
 // shuffled order; every answer reaches the client that asked, under its own
 // id. Then again while one client leaves with its 100 in flight.
 func TestReliabilityRelayIDCollisions(t *testing.T) {
+	t.Parallel()
 	const n = 100
 	r := startRelay(t, "--max-inflight", "128", "--client-rate", "10000", "--client-burst", "10000")
 	alice := r.token("alice")
@@ -643,6 +646,7 @@ func TestReliabilityRelayIDCollisions(t *testing.T) {
 // arrives. TestRelay covers listing and connecting by id through the real
 // connect; this goes through the raw protocol.
 func TestReliabilityRelayCrossUser(t *testing.T) {
+	t.Parallel()
 	r := startRelay(t)
 	alice, bob := r.token("alice"), r.token("bob")
 	aliceB, aliceExt := fakeBrowser(t, r, alice, "alice's browser")

@@ -27,6 +27,7 @@ setTimeout(() => navigator.modelContext.registerTool({
 // call reaches the new document. It used to return before the page was back:
 // the next call failed with "the page navigated away" 5 times of 5.
 func TestReliabilityReloadTab(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	late := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html")

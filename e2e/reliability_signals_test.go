@@ -107,6 +107,7 @@ func (r *signalRun) checkClean(t *testing.T) {
 // going away still ends the session cleanly (exit 0), with no browser and no
 // profile left.
 func TestReliabilityBrokenStderr(t *testing.T) {
+	t.Parallel()
 	r := startSignalRun(t, nil)
 	r.stderr.Close() // the reader goes away
 	r.stdin.Close()  // then the client: webmcp-cdp logs that, into the broken pipe
@@ -121,6 +122,7 @@ func TestReliabilityBrokenStderr(t *testing.T) {
 // transport; when its reader goes away, the next reply fails and the
 // session ends with exit 1, cleaned up (it used to die of SIGPIPE).
 func TestReliabilityBrokenStdout(t *testing.T) {
+	t.Parallel()
 	var out io.ReadCloser
 	r := startSignalRun(t, &out)
 	out.Close()
@@ -137,6 +139,7 @@ func TestReliabilityBrokenStdout(t *testing.T) {
 // ends the session like SIGTERM: exit 0, no browser, no profile left. It
 // used to kill the process at once and leave the profile.
 func TestReliabilitySIGHUP(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			r := startSignalRun(t, nil)

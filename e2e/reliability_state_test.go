@@ -52,6 +52,7 @@ func stateWrites(t *testing.T, dir string) (count func() int, stop func()) {
 // writes a second (it made about 50), and a process killed with SIGKILL at
 // any moment leaves a state file that reads back.
 func TestReliabilityStateFile(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	dir := t.TempDir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -81,6 +81,7 @@ func (r *rawStdio) reply(t *testing.T) map[string]any {
 // server with exit 0 and no reply now gets a JSON-RPC error, and the next
 // valid request is answered by the same process.
 func TestReliabilityStdioBadLines(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	r := startRawStdio(t, "launch", "--headless", base+"/notes/")
 	r.initialize(t)
@@ -98,6 +99,7 @@ func TestReliabilityStdioBadLines(t *testing.T) {
 // reply, the session goes on (the next ping is answered, and at the end
 // tools/list still holds the remote page's tool), and closing stdin exits 0.
 func TestReliabilityConnectStdioBadLines(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	rel := startRelay(t)
 	alice := rel.token("alice")
@@ -123,7 +125,7 @@ func TestReliabilityConnectStdioBadLines(t *testing.T) {
 			}
 		}
 		if !listed {
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // poll interval: r.reply passes over notifications, list_changed among them
 		}
 	}
 	if !listed {

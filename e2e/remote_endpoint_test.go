@@ -74,6 +74,7 @@ func startAuthProxy(t *testing.T, browserURL string, tls bool) *authProxy {
 // /json/version names the browser's own address; and the log at debug level
 // shows neither secret.
 func TestAttachThroughAuthProxy(t *testing.T) {
+	t.Parallel()
 	base := serveFixtures(t)
 	browserURL := startChrome(t, "about:blank")
 	for _, tc := range []struct {
@@ -88,15 +89,16 @@ func TestAttachThroughAuthProxy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startAuthProxy(t, browserURL, tc.tls)
 			args := []string{"attach", "--log-level", "debug", "--state-dir", "", "--browser-url", p.srv.URL + "/?token=" + proxyToken}
+			var env []string
 			if tc.env {
-				t.Setenv("WEBMCP_CDP_HEADER", "Authorization: Bearer "+proxyBearer)
+				env = []string{"WEBMCP_CDP_HEADER=Authorization: Bearer " + proxyBearer}
 			} else {
 				args = append(args, "--header", "Authorization: Bearer "+proxyBearer)
 			}
 			if tc.tls {
 				args = append(args, "--ca-file", writeCA(t, p.srv))
 			}
-			c := start(t, append(args, base+"/current/")...)
+			c := startEnv(t, env, append(args, base+"/current/")...)
 			tools := c.waitFor("the page's tools through the proxy", hasSuffix("echo", 1))
 			if got := c.callOK(toolWithSuffix(tools, "echo")[0], map[string]any{"text": "via proxy"}); got != "via proxy" {
 				t.Errorf("echo = %q", got)
@@ -125,6 +127,7 @@ func TestAttachThroughAuthProxy(t *testing.T) {
 // --ca-file, attach exits at once with an error that says why and what to
 // pass, and shows no secret.
 func TestAttachRefusedByProxy(t *testing.T) {
+	t.Parallel()
 	browserURL := startChrome(t, "about:blank")
 	plain := startAuthProxy(t, browserURL, false)
 	secure := startAuthProxy(t, browserURL, true)

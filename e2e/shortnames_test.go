@@ -46,6 +46,7 @@ func siteOfURL(base string) string {
 // when a second site offers the same, both fall back to the site's names
 // with list_changed, and they stay so after the second site's tab closes.
 func TestShortNames(t *testing.T) {
+	t.Parallel()
 	// One bundle, served from two origins.
 	dir := t.TempDir()
 	for name, body := range map[string]string{
@@ -133,10 +134,18 @@ func TestShortNames(t *testing.T) {
 		}
 		return
 	}
-	// The page server's catalog follows its tools: wait until it is there.
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(40 * time.Millisecond) {
-		if res, _, _ := listed(); slices.Contains(res, "test://static-text") || time.Now().After(deadline) {
+	// The page server's catalog follows its tools: wait until it is there
+	// (each change of it comes with resources/list_changed).
+	deadline := time.After(20 * time.Second)
+catalog:
+	for {
+		if res, _, _ := listed(); slices.Contains(res, "test://static-text") {
 			break
+		}
+		select {
+		case <-resChanged:
+		case <-deadline:
+			break catalog
 		}
 	}
 	res, tpls, prompts := listed()
@@ -207,10 +216,18 @@ func TestShortNames(t *testing.T) {
 	slices.Sort(wantRes)
 	wantPrompts := []string{sp1 + "_" + t1 + "_test_simple_prompt", sp2 + "_" + t2 + "_test_simple_prompt"}
 	slices.Sort(wantPrompts)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(40 * time.Millisecond) {
+	deadline = time.After(20 * time.Second)
+clash:
+	for {
 		res, _, prompts = listed()
-		if slices.Equal(res, wantRes) && slices.Equal(prompts, wantPrompts) || time.Now().After(deadline) {
+		if slices.Equal(res, wantRes) && slices.Equal(prompts, wantPrompts) {
 			break
+		}
+		select {
+		case <-resChanged:
+		case <-promptsChanged:
+		case <-deadline:
+			break clash
 		}
 	}
 	res, tpls, prompts = listed()

@@ -40,6 +40,7 @@ document.modelContext.registerTool({name: "shout", description: "Upper-case the 
 // connected client, the tabs' real titles and a call with a rounded
 // duration, escapes what pages and clients sent, and never holds the token.
 func TestStatusPageInBrowser(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.Handle("/", fixtures.Handler())
 	mux.HandleFunc("/hostile-title/", func(w http.ResponseWriter, _ *http.Request) {
@@ -186,7 +187,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the second call did not appear on the open page (the live refresh did not run)")
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // poll interval: the page's DOM has no event to wait on from here
 	}
 
 	shot := page.screenshot()
