@@ -253,14 +253,16 @@ func (b *Browser) waitPageServers(d *docState, p *psDoc, bridge runtime.RemoteOb
 		var q psTake
 		err := b.callBridge(b.life, d.t.sess, bridge, "function(m){return this.mcpbWait(m)}", []any{maxPageServerTake}, &q)
 		b.mu.Lock()
-		if err != nil || !d.alive {
+		// alive and url as read under the lock: the target's events and
+		// the tools' reads change them.
+		if alive, url := d.alive, d.url; err != nil || !alive {
 			p.waiting = false
-			if err != nil && d.alive {
+			if err != nil && alive {
 				b.lostTakeLocked(d, p)
 			}
 			b.mu.Unlock()
-			if err != nil && d.alive {
-				b.logger.Debug("waiting for a page's page-server messages failed", "url", d.url, "err", err)
+			if err != nil && alive {
+				b.logger.Debug("waiting for a page's page-server messages failed", "url", url, "err", err)
 			}
 			return
 		}
