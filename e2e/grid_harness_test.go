@@ -232,8 +232,19 @@ func (g *testGrid) warmUp() error {
 			SessionID string `json:"sessionId"`
 		}
 		caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{"browserName": "chrome"}}}
-		if err := g.do("POST", "/session", caps, &created); err != nil {
-			return fmt.Errorf("a first session on the new Grid: %w", err)
+		// The Grid's own answer is awaited (it gives up on a queued request
+		// after its session-request-timeout, 30 s), and a request it gave
+		// up on is made again: on a loaded 2-core machine a cold JVM,
+		// driver and browser have taken longer than 30 s. A client that
+		// gave up first would leave the session the Grid still makes.
+		var err error
+		for range 3 {
+			if err = g.doWithin(3*time.Minute, "POST", "/session", caps, &created); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("a first session on the new Grid (3 tries): %w", err)
 		}
 		ids = append(ids, created.SessionID)
 	}
@@ -260,6 +271,11 @@ func (g *testGrid) get(path string, v any) error {
 }
 
 func (g *testGrid) do(method, path string, body any, v any) error {
+	return g.doWithin(30*time.Second, method, path, body, v)
+}
+
+// doWithin is do with the time the client waits for the answer.
+func (g *testGrid) doWithin(timeout time.Duration, method, path string, body any, v any) error {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -273,7 +289,7 @@ func (g *testGrid) do(method, path string, body any, v any) error {
 	if g.auth != "" {
 		req.Header.Set("Authorization", g.auth)
 	}
-	c := &http.Client{Timeout: 30 * time.Second}
+	c := &http.Client{Timeout: timeout}
 	res, err := c.Do(req)
 	if err != nil {
 		return err
