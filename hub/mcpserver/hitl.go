@@ -35,7 +35,8 @@ type pendingCall struct {
 	// run makes the request (a page tool's call by default; a page
 	// server's prompts/get or resources/read, pagerelay.go).
 	run func(ctx context.Context) outcome
-	// questions are a page server's questions to the client (pagerelay.go).
+	// questions are a page server's questions to the client (pagerelay.go),
+	// put there as the page's messages are read (offer).
 	questions chan *pageQuestion
 	// progress takes the call's progress to the client's latest request.
 	progress *progressSink
@@ -339,7 +340,7 @@ func (h *hitl) newPending(name string, args json.RawMessage, elicit bool, policy
 		args:      args,
 		done:      make(chan outcome, 1),
 		dialogs:   make(chan dialogAsk),
-		questions: make(chan *pageQuestion),
+		questions: make(chan *pageQuestion, maxPageQuestions),
 		progress:  newProgressSink(),
 		owner:     owner,
 	}

@@ -46,6 +46,10 @@ const (
 	inputKeyMeta = "webmcp-cdp/inputKey"
 	// capsMeta is the _meta key of the client's capabilities (2026-07-28).
 	capsMeta = "io.modelcontextprotocol/clientCapabilities"
+	// maxQuestionSync bounds the wait for the page's answer to the ping
+	// that closes a round of questions (questionsArrived); a page that
+	// does not answer it has its round closed by the gather alone.
+	maxQuestionSync = time.Second
 )
 
 // validInputKey is what a page's own question key may look like.
@@ -56,6 +60,10 @@ type pageQuestion struct {
 	key    string
 	req    mcp.InputRequest
 	answer chan questionAnswer // capacity 1
+	// sync pings the page server's session and returns once the answer is
+	// read: everything the page sent before the ping has been read then.
+	// nil: no session to ping.
+	sync func(context.Context) error
 }
 
 // questionAnswer is the client's answer (a JSON result), or why there is
@@ -79,27 +87,37 @@ func relayFrom(ctx context.Context) *pendingCall {
 	return pc
 }
 
-// ask puts q to the client of pc and waits for the answer. A question the
-// request already answered (by its key) is answered at once.
-func (pc *pendingCall) ask(ctx context.Context, q *pageQuestion) questionAnswer {
+// offer puts q to the client of pc without waiting: a question the
+// request already answered (by its key) gets that answer, any other goes
+// into pc.questions, where the request's wait takes it. It is called as
+// the page's messages are read, in their order, so that a question is
+// with its request before anything the page sent after it is read
+// (questionsArrived relies on it). ok is false when pc holds too many
+// questions already.
+func (pc *pendingCall) offer(q *pageQuestion) (early *questionAnswer, ok bool) {
 	pc.mu.Lock()
-	if r, ok := pc.early[q.key]; ok && r != nil {
+	if r, found := pc.early[q.key]; found && r != nil {
 		delete(pc.early, q.key)
 		pc.mu.Unlock()
-		return encodeAnswer(r)
+		a := encodeAnswer(r)
+		return &a, true
 	}
 	pc.mu.Unlock()
-	gone := questionAnswer{err: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the request this question belongs to is over"}}
 	select {
 	case pc.questions <- q:
-	case <-ctx.Done():
-		return gone
+		return nil, true
+	default:
+		return nil, false
 	}
+}
+
+// await waits for the client's answer to q, offered to pc.
+func (pc *pendingCall) await(ctx context.Context, q *pageQuestion) questionAnswer {
 	select {
 	case a := <-q.answer:
 		return a
 	case <-ctx.Done():
-		return gone
+		return questionAnswer{err: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the request this question belongs to is over"}}
 	}
 }
 
@@ -114,18 +132,45 @@ func encodeAnswer(r mcp.InputResponse) questionAnswer {
 // questionsArrived takes a page's question, and the others it asks at the
 // same time, and makes them one input-required result, unless the client
 // lacks a capability one needs: then the request ends with -32021.
+//
+// The questions of one round are those the page sent together with the
+// first. A page sends them in one go (the TypeScript SDK's legacy shim
+// posts a round's requests in one task), but they reach the hub through
+// the browser's takes of the page's queue, which may come a CDP round trip
+// apart, longer on a loaded machine than any fixed wait. So the round ends
+// when both hold: no question came for h.gather, and the page's answer to
+// a ping sent after the first question has been read. The page posts
+// that answer after the questions it had already sent (window messages
+// are delivered in the order they were posted, and the hub reads the
+// page's messages in order), and each question is in pc.questions once
+// read (offer): the round is then complete.
 func (h *hitl) questionsArrived(ctx context.Context, pc *pendingCall, first *pageQuestion) (outcome, error) {
 	batch := []*pageQuestion{first}
 	timer := time.NewTimer(h.gather)
 	defer timer.Stop()
+	synced := syncPage(ctx, first)
+	quiet := false
 gather:
 	for len(batch) < maxPageQuestions {
+		if quiet && synced == nil {
+			// Take what was read before the page's answer, then end.
+			select {
+			case q := <-pc.questions:
+				batch = append(batch, q)
+				continue
+			default:
+				break gather
+			}
+		}
 		select {
 		case q := <-pc.questions:
 			batch = append(batch, q)
 			timer.Reset(h.gather)
+			quiet = false
+		case <-synced:
+			synced = nil
 		case <-timer.C:
-			break gather
+			quiet = true
 		case <-ctx.Done():
 			refuseQuestions(batch, "the client went away")
 			pc.cancel()
@@ -149,6 +194,23 @@ gather:
 		}
 	}
 	return h.askQuestions(pc, batch), nil
+}
+
+// syncPage pings the page session q came from, and returns a channel
+// closed once the answer is read (or the ping failed, or took longer than
+// maxQuestionSync); nil when there is no session to ping.
+func syncPage(ctx context.Context, q *pageQuestion) <-chan struct{} {
+	if q.sync == nil {
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(ctx, maxQuestionSync)
+		defer cancel()
+		q.sync(ctx)
+	}()
+	return done
 }
 
 // refuseQuestions answers the page's questions with an error.
@@ -238,6 +300,16 @@ type pageRelays struct {
 	next int // numbers the questions without a key of their own
 	// waiting counts the questions waiting for an answer.
 	waiting int
+	// sync pings the page session (pageQuestion.sync); set once the
+	// session has started.
+	sync func(context.Context) error
+}
+
+// setSync sets the ping of the page session.
+func (r *pageRelays) setSync(f func(context.Context) error) {
+	r.mu.Lock()
+	r.sync = f
+	r.mu.Unlock()
 }
 
 // enter records that pc's request is in flight on the session until leave.
@@ -375,8 +447,10 @@ func kindOf(method string) string {
 }
 
 // answerQuestion relays a page server's question to the client of the one
-// relayed request in flight, and writes the answer back to the page; it
-// runs in its own goroutine.
+// relayed request in flight, and writes the answer back to the page. It is
+// called as the page's messages are read, in their order: the question is
+// with its request when it returns (offer); the wait for the answer, and
+// every reply to the page, run in a goroutine of their own.
 func (t *pageTransport) answerQuestion(req *jsonrpc.Request) {
 	r := t.relays
 	reply := func(ctx context.Context, a questionAnswer) {
@@ -389,7 +463,7 @@ func (t *pageTransport) answerQuestion(req *jsonrpc.Request) {
 		}
 	}
 	fail := func(format string, args ...any) {
-		reply(context.Background(), questionAnswer{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}})
+		go reply(context.Background(), questionAnswer{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}})
 	}
 	pc, n := r.only()
 	switch {
@@ -405,22 +479,39 @@ func (t *pageTransport) answerQuestion(req *jsonrpc.Request) {
 	if !full {
 		r.waiting++
 	}
+	sync := r.sync
 	r.mu.Unlock()
 	if full {
 		fail("more than %d questions wait for the client", maxPageQuestions)
 		return
 	}
-	defer func() {
+	done := func() {
 		r.mu.Lock()
 		r.waiting--
 		r.mu.Unlock()
-	}()
+	}
 	q, err := r.question(req)
 	if err != nil {
-		reply(context.Background(), questionAnswer{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: %v", req.Method, err)}})
+		done()
+		go reply(context.Background(), questionAnswer{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: %v", req.Method, err)}})
 		return
 	}
-	reply(pc.runCtx, pc.ask(pc.runCtx, q))
+	q.sync = sync
+	early, ok := pc.offer(q)
+	switch {
+	case !ok:
+		done()
+		fail("more than %d questions wait for the client", maxPageQuestions)
+		return
+	case early != nil:
+		done()
+		go reply(pc.runCtx, *early)
+		return
+	}
+	go func() {
+		defer done()
+		reply(pc.runCtx, pc.await(pc.runCtx, q))
+	}()
 }
 
 // passLog passes a page server's notifications/message on to the client

@@ -157,3 +157,175 @@ func TestPageQuestions(t *testing.T) {
 		t.Errorf("a client without sampling = %v %+v, want -32021 naming sampling", err, leanRes)
 	}
 }
+
+// laggingPage is a core.PageConn to a scripted MCP-B page server (classic,
+// 2025-11-25) whose tool "ask" asks two questions at once, as the
+// TypeScript SDK's legacy shim does: both are posted together, and the
+// browser brings the second one lag after the first (the takes of the
+// page's queue can come a CDP round trip apart, more on a loaded
+// machine). What the page sends is read in the order it was sent, as the
+// browser delivers it: the answer to a ping comes after the questions.
+// pings says whether the page answers pings at all.
+type laggingPage struct {
+	lag   time.Duration
+	pings bool
+	done  chan struct{}
+	once  sync.Once
+
+	mu      sync.Mutex
+	out     []lagged
+	wake    chan struct{} // capacity 1
+	call    json.RawMessage
+	answers map[string]json.RawMessage
+}
+
+type lagged struct {
+	msg   []byte
+	ready time.Time
+}
+
+func newLaggingPage(lag time.Duration, pings bool) *laggingPage {
+	return &laggingPage{lag: lag, pings: pings, done: make(chan struct{}), wake: make(chan struct{}, 1), answers: map[string]json.RawMessage{}}
+}
+
+// post queues msg, to be read no sooner than delay from now nor before
+// what was posted earlier.
+func (p *laggingPage) post(delay time.Duration, msg string) {
+	p.mu.Lock()
+	ready := time.Now().Add(delay)
+	if n := len(p.out); n > 0 && p.out[n-1].ready.After(ready) {
+		ready = p.out[n-1].ready
+	}
+	p.out = append(p.out, lagged{[]byte(msg), ready})
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *laggingPage) Recv(ctx context.Context) ([]byte, error) {
+	for {
+		p.mu.Lock()
+		var head *lagged
+		if len(p.out) > 0 {
+			head = &p.out[0]
+		}
+		if head != nil && !time.Now().Before(head.ready) {
+			p.out = p.out[1:]
+			p.mu.Unlock()
+			return head.msg, nil
+		}
+		var due <-chan time.Time
+		if head != nil {
+			due = time.After(time.Until(head.ready))
+		}
+		p.mu.Unlock()
+		select {
+		case <-p.wake:
+		case <-due:
+		case <-p.done:
+			return nil, core.ErrPageServerGone
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (p *laggingPage) Send(_ context.Context, b []byte, _ bool) error {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	answer := func(result string) {
+		p.post(0, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result))
+	}
+	switch m.Method {
+	case "initialize":
+		answer(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"lagging","version":"1"}}`)
+	case "tools/list":
+		answer(`{"tools":[{"name":"ask","description":"Asks two things at once","inputSchema":{"type":"object"}}]}`)
+	case "tools/call":
+		p.mu.Lock()
+		p.call = m.ID
+		p.mu.Unlock()
+		p.post(0, `{"jsonrpc":"2.0","id":"q1","method":"elicitation/create","params":{"_meta":{"webmcp-cdp/inputKey":"who"},"message":"Who are you?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}`)
+		p.post(p.lag, `{"jsonrpc":"2.0","id":"q2","method":"sampling/createMessage","params":{"_meta":{"webmcp-cdp/inputKey":"said"},"messages":[{"role":"user","content":{"type":"text","text":"Say hi"}}],"maxTokens":5}}`)
+	case "ping":
+		if p.pings {
+			answer(`{}`)
+		}
+	case "":
+		// An answer to q1 or q2: with both, the tool's result.
+		var id string
+		json.Unmarshal(m.ID, &id)
+		p.mu.Lock()
+		p.answers[id] = m.Result
+		call, both := p.call, len(p.answers) == 2
+		p.mu.Unlock()
+		if both {
+			p.post(0, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"both answered"}]}}`, call))
+		}
+	}
+	return nil
+}
+
+func (p *laggingPage) Server() core.PageServer {
+	return core.PageServer{ID: "t:mcp-default", Channel: "mcp-default", Kind: "tab"}
+}
+func (p *laggingPage) Done() <-chan struct{}       { return p.done }
+func (p *laggingPage) Dropped() map[string]int     { return nil }
+func (p *laggingPage) DropSignal() <-chan struct{} { return nil }
+func (p *laggingPage) Close()                      { p.once.Do(func() { close(p.done) }) }
+
+// TestPageQuestionsDeliveredApart: the questions a page server sends
+// together are one input-required result also when the browser brings the
+// second one far later than the gather time (here 10 times the default
+// 30 ms): the round ends only once the page has answered a ping the hub
+// sent after the first question, which comes after everything the page
+// sent before it. A page that does not answer pings still has its
+// questions asked (the wait for its answer is bounded).
+func TestPageQuestionsDeliveredApart(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lag   time.Duration
+		pings bool
+	}{
+		{"answers pings", 300 * time.Millisecond, true},
+		{"answers no pings", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			h := hub.New(&fakeBrowser{}, hub.Options{})
+			h.TabOpened("T1", origin+"/", "lagging")
+			s := mcpserver.New(ctx, h, mcpserver.Options{}) // the default gather
+			page := newLaggingPage(tc.lag, tc.pings)
+			h.PageServer(core.Source{Key: "doc#mcpb:t:mcp-default", Tab: "T1", Origin: origin, URL: origin + "/", Backend: core.BackendMCPB}, page)
+			name := site + "_ask"
+			waitUntil(t, "the page server's tool", func() bool { _, ok := h.Tool(name); return ok })
+			full := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}, Sampling: &mcp.SamplingCapabilities{}}
+			cs := relayClient(t, ctx, s, full, make(chan string, 10))
+
+			first, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !first.NeedsInput() || first.InputRequests["who"] == nil || first.InputRequests["said"] == nil {
+				t.Fatalf("first result: input requests %v, want who and said in one result", first.InputRequests)
+			}
+			done, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}, RequestState: first.RequestState,
+				InputResponses: mcp.InputResponseMap{
+					"who":  &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}},
+					"said": &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "hi"}},
+				}})
+			if err != nil || done.NeedsInput() || len(done.Content) != 1 || done.Content[0].(*mcp.TextContent).Text != "both answered" {
+				t.Fatalf("the retry with both answers = %v %+v", err, done)
+			}
+		})
+	}
+}

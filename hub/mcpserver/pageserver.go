@@ -87,7 +87,7 @@ func (c *pageConnection) Read(ctx context.Context) (jsonrpc.Message, error) {
 			if req, ok := msg.(*jsonrpc.Request); ok && c.t.relays != nil {
 				if isPageQuestion(req) {
 					c.t.notes.Add(1)
-					go c.t.answerQuestion(req)
+					c.t.answerQuestion(req)
 					continue
 				}
 				if req.Method == "notifications/message" && !req.IsCall() {
@@ -284,6 +284,9 @@ func (s *Server) servePage(ctx context.Context, c hub.PageServerConn) {
 		return
 	}
 	p.cs = cs
+	// A round of the page's questions ends with its answer to a ping
+	// (questionsArrived).
+	p.relays.setSync(func(ctx context.Context) error { return cs.Ping(ctx, nil) })
 	log.Debug("page server session started", "server", cs.InitializeResult().ServerInfo)
 	s.pages.set(p.key, p)
 	s.hub.SetPageServerClient(p.src, p.server, p)

@@ -56,8 +56,10 @@ type Options struct {
 	CallTimeout time.Duration
 	// QuestionGather is how long after a page server's question to the
 	// client further ones are awaited to go into the same input-required
-	// result (default 30 ms: questions a page sends together reach the hub
-	// within a few milliseconds of each other).
+	// result (default 30 ms). The round also lasts until the page has
+	// answered a ping sent after its first question, so the questions a
+	// page sends together are one result however far apart the browser
+	// delivers them (pagerelay.go, questionsArrived).
 	QuestionGather time.Duration
 	// FirstList, when set, holds every client's first tools/list until it
 	// is closed (see ToolSetOptions.FirstList); cmd/webmcp-cdp closes it
