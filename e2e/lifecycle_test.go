@@ -293,13 +293,14 @@ func TestAttach(t *testing.T) {
 
 // openTabAfterSetup opens a blank tab in the browser at browserURL, waits
 // until webmcp-cdp (started with --log-level debug) has set it up, and
-// navigates it to url, as a person opens a tab and then goes to a page.
+// navigates it to url, as a person opens a tab and then goes to a page;
+// it returns the tab's target id.
 // Chromium does not hold a tab that another client opens and navigates at
 // once until the auto-attached setup is in (measured: in 1 to 6 of 20 such
 // tabs the page ran its scripts before the page script existed; the log
 // says so, and its tools come after a reload), so a test that opens a tab
 // with its URL races the setup, and loses more often on a busy machine.
-func openTabAfterSetup(t *testing.T, c *client, browserURL, url string) {
+func openTabAfterSetup(t *testing.T, c *client, browserURL, url string) target.ID {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -324,4 +325,5 @@ func openTabAfterSetup(t *testing.T, c *client, browserURL, url string) {
 	if err := conn.Attach(attached.SessionID).Call(ctx, "Page.navigate", map[string]any{"url": url}, nil); err != nil {
 		t.Fatal(err)
 	}
+	return created.TargetID
 }

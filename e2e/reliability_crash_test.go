@@ -23,7 +23,8 @@ func TestReliabilityCrashedTab(t *testing.T) {
 	t.Parallel()
 	base := serveFixtures(t)
 	browserURL := startChrome(t, "about:blank")
-	c := start(t, "attach", "--browser-url", browserURL, "--call-timeout", "30s")
+	c := start(t, "attach", "--log-level", "debug", "--browser-url", browserURL, "--call-timeout", "30s")
+	id := openTabAfterSetup(t, c, browserURL, base+"/current/")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -32,10 +33,6 @@ func TestReliabilityCrashedTab(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	var created target.CreateTargetResult
-	if err := conn.Browser().Call(ctx, target.CommandCreateTarget, &target.CreateTargetParams{URL: base + "/current/"}, &created); err != nil {
-		t.Fatal(err)
-	}
 	tools := c.waitFor("the page's tools", func(m map[string]*mcp.Tool) bool { return hasSuffix("slow", 1)(m) && hasSuffix("slow_stats", 1)(m) })
 	slow, stats := toolWithSuffix(tools, "slow")[0], toolWithSuffix(tools, "slow_stats")[0]
 
@@ -65,7 +62,7 @@ func TestReliabilityCrashedTab(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // poll interval: the page tells no one that a call started
 	}
 	var attached target.AttachToTargetResult
-	if err := conn.Browser().Call(ctx, target.CommandAttachToTarget, &target.AttachToTargetParams{TargetID: created.TargetID, Flatten: ptrTo(true)}, &attached); err != nil {
+	if err := conn.Browser().Call(ctx, target.CommandAttachToTarget, &target.AttachToTargetParams{TargetID: id, Flatten: ptrTo(true)}, &attached); err != nil {
 		t.Fatal(err)
 	}
 	sess := conn.Attach(attached.SessionID)
