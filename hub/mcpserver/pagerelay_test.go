@@ -179,8 +179,11 @@ type laggingPage struct {
 	answers map[string]json.RawMessage
 }
 
+// lagged is a message the page posted: msg, read after delay (post) or
+// at ready (queued).
 type lagged struct {
 	msg   []byte
+	delay time.Duration
 	ready time.Time
 }
 
@@ -188,15 +191,20 @@ func newLaggingPage(lag time.Duration, pings bool) *laggingPage {
 	return &laggingPage{lag: lag, pings: pings, done: make(chan struct{}), wake: make(chan struct{}, 1), answers: map[string]json.RawMessage{}}
 }
 
-// post queues msg, to be read no sooner than delay from now nor before
-// what was posted earlier.
-func (p *laggingPage) post(delay time.Duration, msg string) {
+// post queues msgs at once, as a page posts in one task: each is read no
+// sooner than its delay from now nor before what was posted earlier. (Two
+// posts of one round would let the hub read the first and ping before the
+// second is queued, which no page does.)
+func (p *laggingPage) post(msgs ...lagged) {
 	p.mu.Lock()
-	ready := time.Now().Add(delay)
-	if n := len(p.out); n > 0 && p.out[n-1].ready.After(ready) {
-		ready = p.out[n-1].ready
+	now := time.Now()
+	for _, m := range msgs {
+		ready := now.Add(m.delay)
+		if n := len(p.out); n > 0 && p.out[n-1].ready.After(ready) {
+			ready = p.out[n-1].ready
+		}
+		p.out = append(p.out, lagged{msg: m.msg, ready: ready})
 	}
-	p.out = append(p.out, lagged{[]byte(msg), ready})
 	p.mu.Unlock()
 	select {
 	case p.wake <- struct{}{}:
@@ -242,7 +250,7 @@ func (p *laggingPage) Send(_ context.Context, b []byte, _ bool) error {
 		return err
 	}
 	answer := func(result string) {
-		p.post(0, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result))
+		p.post(lagged{msg: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)})
 	}
 	switch m.Method {
 	case "initialize":
@@ -253,8 +261,9 @@ func (p *laggingPage) Send(_ context.Context, b []byte, _ bool) error {
 		p.mu.Lock()
 		p.call = m.ID
 		p.mu.Unlock()
-		p.post(0, `{"jsonrpc":"2.0","id":"q1","method":"elicitation/create","params":{"_meta":{"webmcp-cdp/inputKey":"who"},"message":"Who are you?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}`)
-		p.post(p.lag, `{"jsonrpc":"2.0","id":"q2","method":"sampling/createMessage","params":{"_meta":{"webmcp-cdp/inputKey":"said"},"messages":[{"role":"user","content":{"type":"text","text":"Say hi"}}],"maxTokens":5}}`)
+		p.post(
+			lagged{msg: []byte(`{"jsonrpc":"2.0","id":"q1","method":"elicitation/create","params":{"_meta":{"webmcp-cdp/inputKey":"who"},"message":"Who are you?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}`)},
+			lagged{msg: []byte(`{"jsonrpc":"2.0","id":"q2","method":"sampling/createMessage","params":{"_meta":{"webmcp-cdp/inputKey":"said"},"messages":[{"role":"user","content":{"type":"text","text":"Say hi"}}],"maxTokens":5}}`), delay: p.lag})
 	case "ping":
 		if p.pings {
 			answer(`{}`)
@@ -268,7 +277,7 @@ func (p *laggingPage) Send(_ context.Context, b []byte, _ bool) error {
 		call, both := p.call, len(p.answers) == 2
 		p.mu.Unlock()
 		if both {
-			p.post(0, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"both answered"}]}}`, call))
+			p.post(lagged{msg: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"both answered"}]}}`, call)})
 		}
 	}
 	return nil
