@@ -18,14 +18,19 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// This file's name sorts it among the first: TestNpmPackages is one long
+// chain of steps (a release build, npm pack and install, npx), and parallel
+// tests start in the order of their files, so it runs beside the others
+// rather than after them at the end.
+
 // npmVersion is the version TestNpmPackages packs and expects back.
 const npmVersion = "0.0.0-e2e.1"
 
 // TestNpmPackages (issue 29 point 1): the release workflow's steps, up to
 // and not including Publish, run here as on a tag: packaging/npm/pack.sh
 // packs the launcher and this machine's platform package (PLATFORMS=host;
-// the other five are the same script with other GOOS/GOARCH, which .ci/run
-// packs), and npm installs the two tarballs into an empty prefix with an
+// the other five are the same script with other GOOS/GOARCH, which the
+// release workflow packs), and npm installs the two tarballs into an empty prefix with an
 // empty cache, --offline, --ignore-scripts and an unreachable registry.
 // Then `npx webmcp-cdp --version` prints the stamped version (the binary is
 // built with -buildvcs=false) and `npx webmcp-cdp demo --exit` lists and
