@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/webmcp-cdp/webmcp-cdp/internal/bench"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/bench"
 )
 
 // The agent surface (issue 19): what a model meets in tools/list, tool

@@ -11,7 +11,7 @@ import (
 // BenchmarkNodeClient is the comparison from outside that issue 10 asks
 // for: one Node MCP client (the TypeScript SDK, pinned in e2e/js), in one
 // loop, calls the bench page's echo tool through `webmcp-cdp attach` over
-// stdio and makes the raw Runtime.callFunctionOn of internal/bench over the
+// stdio and makes the raw Runtime.callFunctionOn of cmd/webmcp-cdp/bench over the
 // browser's own WebSocket, into the same page of the same browser,
 // and calls the same tool of a minimal forwarder (e2e/js/forwarder.mjs: a
 // hand-written MCP server making one raw call per tools/call), rotating

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/webmcp-cdp/webmcp-cdp/internal/bench"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/bench"
 )
 
 // The benchmarks report milliseconds as custom metrics; run them with

@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -24,11 +26,21 @@ var npm struct {
 // unless its node_modules is installed, and returns the folder's absolute
 // path. ignoreScripts leaves out the packages' install scripts; env is
 // added to npm's environment. out is npm's output when it fails.
+//
+// It holds the folder's install lock (npmLock) meanwhile, the lock .ci/run
+// takes for its own npm ci there: the tests start while CI still installs
+// the larger folders, and one that needs such a folder waits for that
+// install to end rather than racing it.
 func installPinned(rel string, ignoreScripts bool, env ...string) (dir string, out []byte, err error) {
 	dir, err = filepath.Abs(rel)
 	if err != nil {
 		return "", nil, err
 	}
+	unlock, err := npmLock(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	defer unlock()
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err == nil {
 		return dir, nil, nil
 	}
@@ -97,4 +109,19 @@ func TestBundle(t *testing.T) {
 	if !strings.Contains(js, "__zodOK") || len(js) < 1000 {
 		t.Fatalf("the bundle does not hold the entry and zod: %d bytes", len(js))
 	}
+}
+
+// npmLock takes the install lock of the npm folder dir: an exclusive
+// flock(2) on dir/.npm-ci.lock (as flock(1) takes it in .ci/run), waiting
+// while another process installs there. unlock releases it.
+func npmLock(dir string) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".npm-ci.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("the install lock of %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("the install lock of %s: %w", dir, err)
+	}
+	return func() { f.Close() }, nil
 }

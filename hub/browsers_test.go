@@ -11,7 +11,7 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
-// inBrowser is mkDoc in a named browser, as internal/multi reports it.
+// inBrowser is mkDoc in a named browser, as cdp/multi reports it.
 func inBrowser(browser, key, tab, o string) core.Source {
 	src := mkDoc(browser+"/"+key, browser+"/"+tab, o)
 	src.Browser = browser

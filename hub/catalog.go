@@ -312,7 +312,7 @@ func (h *Hub) indexToolLocked(id string, listed bool) {
 }
 
 // spansBrowsers reports whether cands are in more than one browser (one
-// hub over several, internal/multi).
+// hub over several, cdp/multi).
 func spansBrowsers(cands []candidate) bool {
 	for _, c := range cands[1:] {
 		if c.doc.Browser != cands[0].doc.Browser {

@@ -10,7 +10,7 @@ import (
 )
 
 // Observer hears what the hub does, for metrics and traces
-// (internal/telemetry is one). It is told after the fact, with the times
+// (hub/telemetry is one). It is told after the fact, with the times
 // the hub took, so it can build spans and histograms without the hub
 // knowing either. Its methods run on the call path and, for Refused, with
 // the hub's lock held: they must be quick, must not block, and must not call

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/bench"
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/bench"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 

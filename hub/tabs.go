@@ -129,7 +129,7 @@ func (h *Hub) closeTabLocked(id string) {
 }
 
 // SetTabBrowser records the name of the browser a tab is in, when one hub
-// serves several (internal/multi): webmcp_list_tabs and the status page
+// serves several (cdp/multi): webmcp_list_tabs and the status page
 // show it.
 func (h *Hub) SetTabBrowser(id, browser string) {
 	h.mu.Lock()

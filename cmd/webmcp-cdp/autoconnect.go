@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
 )
 
 // autoConnectFlags are attach's flags for the browser a person already

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
 )
 
 // TestAutoConnectSource checks how attach's flags become its browser

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/webmcp-cdp/webmcp-cdp/internal/bench"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/bench"
 )
 
 func newBench() *cobra.Command {

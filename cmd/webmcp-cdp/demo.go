@@ -14,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
 	"github.com/webmcp-cdp/webmcp-cdp/fixtures"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
 )
 
 func newDemo() *cobra.Command {

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cibrowser"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/cibrowser"
 )
 
 // ciFlags are the flags of CI mode (inspect, call, test): launch's, the
@@ -63,7 +63,7 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 }
 
 // startCI checks the flags, launches headless Chromium and instruments it
-// (internal/cibrowser). Every failure exits with status 2.
+// (cmd/webmcp-cdp/cibrowser). Every failure exits with status 2.
 func startCI(ctx context.Context, f *ciFlags) (*cibrowser.Browser, error) {
 	backend, err := f.sf.check()
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/webmcp-cdp/webmcp-cdp/internal/bench"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/bench"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/logging"
 )
 

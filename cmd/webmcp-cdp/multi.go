@@ -12,16 +12,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/fleet"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/multi"
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/fleet"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/multi"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 
 // This file is attach with several browsers (--browser NAME=URL, repeatable):
-// one hub and one MCP server over an internal/multi.Set, each browser kept
+// one hub and one MCP server over a cdp/multi.Set, each browser kept
 // connected by its own supervisor.
 
 // registerMulti adds --browser and --browser-header (and --ca-file, with

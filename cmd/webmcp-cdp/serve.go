@@ -18,7 +18,7 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/record"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/telemetry"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/telemetry"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 

@@ -64,7 +64,7 @@ func (t *tabLog) TabOpened(id, url, title string) {
 	}
 }
 
-// TabLost implements what internal/multi asks of its sink: a tab of a
+// TabLost implements what cdp/multi asks of its sink: a tab of a
 // browser whose connection dropped (its tools stay cached).
 func (t *tabLog) TabLost(id string) {
 	t.mu.Lock()

@@ -11,7 +11,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/telemetry"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/telemetry"
 )
 
 // makeTelemetry turns on what --metrics, --http and the OTEL_* environment

@@ -10,9 +10,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/bench"
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/bench"
 )
 
 // BenchmarkCallHTTP is one tools/call of a bench page tool (one tab of the

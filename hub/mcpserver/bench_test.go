@@ -14,9 +14,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/bench"
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/bench"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 

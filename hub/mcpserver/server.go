@@ -32,7 +32,7 @@ type Tabs interface {
 	Reload(ctx context.Context, tab string) error
 }
 
-// BrowserOpener is Tabs over several browsers (internal/multi.Set): then
+// BrowserOpener is Tabs over several browsers (cdp/multi.Set): then
 // webmcp_open_tab takes an optional browser name.
 type BrowserOpener interface {
 	OpenIn(ctx context.Context, browser, url string) (string, error)
@@ -75,7 +75,7 @@ type Options struct {
 	Recorder *record.Recorder
 	// TraceContext, when set, is given the W3C traceparent and tracestate
 	// a client sent in a tools/call's _meta, and returns the context the
-	// call runs in (internal/telemetry makes the client's span the parent
+	// call runs in (hub/telemetry makes the client's span the parent
 	// of the call's). Nil: the keys are not read.
 	TraceContext func(ctx context.Context, traceparent, tracestate string) context.Context
 }

@@ -45,7 +45,7 @@ type Source struct {
 	// Backend is the WebMCP implementation of the document.
 	Backend Backend
 	// Browser is the short name of the browser the document is in, when
-	// one hub serves several (internal/multi); empty for a single browser.
+	// one hub serves several (cdp/multi); empty for a single browser.
 	Browser string
 }
 

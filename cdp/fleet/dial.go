@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/multi"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/multi"
 )
 
 // dialer starts one browser from its source, again after each loss, and

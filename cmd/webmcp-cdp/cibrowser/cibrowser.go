@@ -21,9 +21,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 

@@ -49,7 +49,7 @@ const (
 )
 
 // tracerName names the instrumentation scope.
-const tracerName = "github.com/webmcp-cdp/webmcp-cdp/internal/telemetry"
+const tracerName = "github.com/webmcp-cdp/webmcp-cdp/hub/telemetry"
 
 // Traces makes the spans and exports them over OTLP.
 type Traces struct {

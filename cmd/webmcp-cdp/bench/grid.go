@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
 )
 
 // The shape of the grid rows: this many browsers on the Grid, each with

@@ -9,7 +9,7 @@
 //
 // The shape is chromedp's Allocator (ExecAllocator, RemoteAllocator): one
 // small interface, one implementation per way of getting a browser, and one
-// supervisor for all of them (internal/fleet, over internal/multi.Supervise)
+// supervisor for all of them (cdp/fleet, over cdp/multi.Supervise)
 // that asks the source again when a browser is lost. A source made
 // elsewhere builds its browsers with New. It knows CDP connections, not the
 // page script, the hub or MCP.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/webmcp-cdp/webmcp-cdp/internal/multi"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/multi"
 )
 
 // fleetRun is one fleet started in a test: its supervisors run until the

@@ -8,7 +8,7 @@
 // A member that drops (its connection ends) has its tabs closed in the hub,
 // so its tools go to the cached state, while Supervise reconnects it with
 // backoff; the other members go on untouched. It knows neither CDP nor MCP:
-// internal/fleet gives it members built on *cdp.Browser.
+// cdp/fleet gives it members built on *cdp.Browser.
 package multi
 
 import (

@@ -16,7 +16,7 @@ import (
 // is what making its four spans costs the goroutine that makes them (handed
 // to a batch processor whose exporter drops them).
 //
-//	go test ./internal/telemetry -run '^$' -bench CallDone -benchmem
+//	go test ./hub/telemetry -run '^$' -bench CallDone -benchmem
 func BenchmarkCallDone(b *testing.B) {
 	t0 := time.Now()
 	c := hub.CallTrace{Tool: "shop_search", PageTool: "search", Origin: "https://shop.example", Tab: 1, Result: hub.ResultOK,

@@ -13,7 +13,7 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 

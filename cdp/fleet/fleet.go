@@ -1,12 +1,12 @@
 // Package fleet is the one supervisor of the browsers served through one
-// hub: each Browser comes from its internal/browsers.Source (a local launch,
+// hub: each Browser comes from its cdp/browsers.Source (a local launch,
 // a CDP endpoint, a Selenium Grid session), is followed with cdp as a member
-// of one internal/multi.Set, and is asked of its source again when it is
+// of one cdp/multi.Set, and is asked of its source again when it is
 // lost, as its policy says (restart or stop, and whether a first start that
 // fails ends the start of all).
 //
 // It is the only package that knows sources, cdp's Browser and the set
-// together: internal/multi stays free of CDP, internal/browsers of the page
+// together: cdp/multi stays free of CDP, cdp/browsers of the page
 // script. It knows neither the hub nor MCP: cmd/webmcp-cdp turns flags into
 // Browsers and Options, gives the Set to the hub and the MCP server, and
 // maps a StartError to its exit code.
@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/browsers"
-	"github.com/webmcp-cdp/webmcp-cdp/internal/multi"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/multi"
 )
 
 // Browser is one browser to serve: its name, where it comes from, and what
