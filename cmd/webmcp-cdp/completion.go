@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 )
 
 // This file completes the values of flags that take one of a known set,
@@ -33,7 +35,7 @@ func oneOf[T ~string](fs *pflag.FlagSet, name string, values []T) {
 // does by default (file names).
 func completeValues(root *cobra.Command) {
 	done := map[*pflag.Flag]bool{}
-	eachCommand(root, func(c *cobra.Command) {
+	cli.EachCommand(root, func(c *cobra.Command) {
 		for _, fs := range []*pflag.FlagSet{c.PersistentFlags(), c.Flags()} {
 			fs.VisitAll(func(f *pflag.Flag) {
 				vals, ok := f.Annotations[valuesAnnotation]

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/logging"
 )
 
@@ -24,17 +25,17 @@ func TestFlagValueCompletion(t *testing.T) {
 			}
 			complete, ok := c.GetFlagCompletionFunc(name)
 			if !ok {
-				t.Errorf("%s --%s has no value completion", commandPath(c), name)
+				t.Errorf("%s --%s has no value completion", cli.CommandPath(c), name)
 				continue
 			}
 			vals, directive := complete(c, nil, "")
 			if len(vals) < 2 || directive != cobra.ShellCompDirectiveNoFileComp {
-				t.Errorf("%s --%s completes %q (directive %d)", commandPath(c), name, vals, directive)
+				t.Errorf("%s --%s completes %q (directive %d)", cli.CommandPath(c), name, vals, directive)
 			}
 			seen[name]++
 			for _, v := range vals {
 				if err := c.Flag(name).Value.Set(v); err != nil {
-					t.Errorf("%s --%s %s: %v", commandPath(c), name, v, err)
+					t.Errorf("%s --%s %s: %v", cli.CommandPath(c), name, v, err)
 				}
 			}
 		}

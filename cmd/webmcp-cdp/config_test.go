@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 )
 
 // configCmd is a small command tree with flags of each kind, and a sibling
@@ -26,7 +28,7 @@ type configCmd struct {
 
 func newConfigCmd(c *configCmd) *cobra.Command {
 	root := &cobra.Command{Use: "root"}
-	root.PersistentFlags().String(configFlag, "", "")
+	root.PersistentFlags().String(cli.ConfigFlag, "", "")
 	root.PersistentFlags().String("log-level", "info", "")
 	cmd := &cobra.Command{Use: "serve", RunE: func(*cobra.Command, []string) error { return nil }}
 	fs := cmd.Flags()
@@ -55,7 +57,7 @@ func runConfig(t *testing.T, args []string, env map[string]string, file string) 
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatal(err)
 	}
-	return &c, applyConfig(cmd, func(k string) string { return env[k] })
+	return &c, cli.ApplyConfig(cmd, func(k string) string { return env[k] })
 }
 
 func TestConfigSources(t *testing.T) {
@@ -163,15 +165,15 @@ func TestConfigMissingFile(t *testing.T) {
 	if err := cmd.ParseFlags([]string{"--config", filepath.Join(t.TempDir(), "none.yaml")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := applyConfig(cmd, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "--config") {
+	if err := cli.ApplyConfig(cmd, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "--config") {
 		t.Errorf("a missing file gave %v, want an error naming --config", err)
 	}
 }
 
 func TestEnvName(t *testing.T) {
 	for flag, want := range map[string]string{"call-timeout": "WEBMCP_CDP_CALL_TIMEOUT", "http": "WEBMCP_CDP_HTTP", "max-tools-per-document": "WEBMCP_CDP_MAX_TOOLS_PER_DOCUMENT"} {
-		if got := envName(flag); got != want {
-			t.Errorf("envName(%q) = %q, want %q", flag, got, want)
+		if got := cli.EnvName(flag); got != want {
+			t.Errorf("cli.EnvName(%q) = %q, want %q", flag, got, want)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 )
 
 func TestCheckRepeats(t *testing.T) {
@@ -23,15 +25,15 @@ func TestCheckRepeats(t *testing.T) {
 		{"no command", []string{"--version"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkRepeats(newRoot(), tc.args)
+			err := cli.CheckRepeats(newRoot(), tc.args)
 			switch {
 			case tc.want == "" && err != nil:
-				t.Fatalf("checkRepeats(%q) = %v, want nil", tc.args, err)
+				t.Fatalf("cli.CheckRepeats(%q) = %v, want nil", tc.args, err)
 			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Fatalf("checkRepeats(%q) = %v, want an error with %q", tc.args, err, tc.want)
+				t.Fatalf("cli.CheckRepeats(%q) = %v, want an error with %q", tc.args, err, tc.want)
 			case tc.want != "":
-				if ee, ok := err.(*exitError); !ok || ee.code != 2 {
-					t.Fatalf("checkRepeats(%q) = %#v, want exit code 2", tc.args, err)
+				if ee, ok := err.(*cli.ExitError); !ok || ee.Code != 2 {
+					t.Fatalf("cli.CheckRepeats(%q) = %#v, want exit code 2", tc.args, err)
 				}
 				if strings.Contains(err.Error(), "http://") || strings.Contains(err.Error(), "ws://") {
 					t.Fatalf("the error repeats a value (which may hold a token): %v", err)

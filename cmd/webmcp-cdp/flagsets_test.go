@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 )
 
 // servingCommands are the commands that serve a browser to MCP clients.
@@ -45,7 +47,7 @@ func servingFlags() map[string]*pflag.Flag {
 
 // walkCommands calls visit with every command under root (root excluded).
 func walkCommands(root *cobra.Command, visit func(*cobra.Command)) {
-	eachCommand(root, func(c *cobra.Command) {
+	cli.EachCommand(root, func(c *cobra.Command) {
 		if c != root {
 			visit(c)
 		}
@@ -72,7 +74,7 @@ func TestServingFlagsOnlyOnServingCommands(t *testing.T) {
 	seen := 0
 	walkCommands(newRoot(), func(c *cobra.Command) {
 		seen++
-		path := commandPath(c)
+		path := cli.CommandPath(c)
 		var has []string
 		c.Flags().VisitAll(func(f *pflag.Flag) {
 			if _, ok := serving[flagID(f)]; ok {
@@ -164,7 +166,7 @@ func TestSharedConfigAcrossCommands(t *testing.T) {
 			if err := cmd.ParseFlags(withConfigFile(t, nil, tc.file)); err != nil {
 				t.Fatal(err)
 			}
-			err = applyConfig(cmd, func(k string) string { return tc.env[k] })
+			err = cli.ApplyConfig(cmd, func(k string) string { return tc.env[k] })
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("got %v, want an error with %q", err, tc.wantErr)
@@ -207,8 +209,7 @@ func TestFlagOfAnotherCommand(t *testing.T) {
 			root.SetOut(io.Discard)
 			root.SetErr(io.Discard)
 			err := root.ExecuteContext(t.Context())
-			ee, ok := errors.AsType[*exitError](err)
-			if !ok || ee.code != 2 {
+			if err == nil || exitCode(err) != 2 {
 				t.Fatalf("got %v, want a usage error (exit status 2)", err)
 			}
 			if !strings.Contains(err.Error(), tc.want) {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 )
 
 func TestGridFlags(t *testing.T) {
@@ -91,7 +93,7 @@ func TestGridConfigFile(t *testing.T) {
 	if err := cmd.ParseFlags([]string{"--config", path}); err != nil {
 		t.Fatal(err)
 	}
-	if err := applyConfig(cmd, func(string) string { return "" }); err != nil {
+	if err := cli.ApplyConfig(cmd, func(string) string { return "" }); err != nil {
 		t.Fatal(err)
 	}
 	fs := cmd.Flags()

@@ -11,18 +11,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime"
-	"runtime/pprof"
 	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/bench"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/logging"
 )
 
@@ -35,9 +33,21 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
+// exitCode is the exit status of a command that failed with err: the one
+// it carries, else 1.
+func exitCode(err error) int {
+	if ee, ok := errors.AsType[*exitError](err); ok {
+		return ee.code
+	}
+	if ce, ok := errors.AsType[*cli.ExitError](err); ok {
+		return ce.Code
+	}
+	return 1
+}
+
 func main() {
 	// `webmcp-cdp bench --cpuprofile` sets this on the server it measures.
-	stopProfile, err := startCPUProfile(os.Getenv(bench.CPUProfileEnv))
+	stopProfile, err := bench.StartCPUProfile(os.Getenv(bench.CPUProfileEnv))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "webmcp-cdp:", err)
 		os.Exit(1)
@@ -53,11 +63,11 @@ func main() {
 	// SIGTERM: clean up, then exit.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	// `webmcp-cdp bench --memprofile` sets this on the server it measures.
-	writeMemProfile := startMemProfile(ctx, os.Getenv(bench.MemProfileEnv))
+	writeMemProfile := bench.StartMemProfile(ctx, os.Getenv(bench.MemProfileEnv))
 	// And `webmcp-cdp bench` sets this on the server of its memory rows.
-	writeMemStats := atStop(ctx, os.Getenv(bench.MemStatsEnv), writeMemStats)
+	writeMemStats := bench.AtStop(ctx, os.Getenv(bench.MemStatsEnv), bench.WriteMemStatsFile)
 	root := newRoot()
-	err = checkRepeats(root, os.Args[1:])
+	err = cli.CheckRepeats(root, os.Args[1:])
 	if err == nil {
 		err = root.ExecuteContext(ctx)
 	}
@@ -75,113 +85,12 @@ func main() {
 	stopProfile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "webmcp-cdp:", err)
-		var ee *exitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.code)
-		}
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 
-// startCPUProfile starts CPU profiling into path, when path is not empty, and
-// returns the func that stops it and closes the file.
-func startCPUProfile(path string) (func(), error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: creating the CPU profile: %w", bench.CPUProfileEnv, err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: starting the CPU profile: %w", bench.CPUProfileEnv, err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			fmt.Fprintf(os.Stderr, "webmcp-cdp: writing the CPU profile %s: %v\n", path, err)
-		}
-	}, nil
-}
-
-// startMemProfile, when path is not empty, writes a heap profile to path
-// as soon as ctx ends (a signal asks the process to stop), before the
-// browser and the sessions are torn down: the profile is the heap as of the
-// last garbage collection, the state the process was serving in, sampled
-// every 4 KiB allocated. The returned func waits for that write, or writes
-// the profile at once when the process ends without a signal.
-//
-// Without a path the heap is not sampled at all: the sampler keeps a table
-// of the stacks it saw (/memory/classes/profiling/buckets, 1.4 MB with the
-// default rate) that nothing here reads.
-func startMemProfile(ctx context.Context, path string) func() {
-	if path == "" {
-		runtime.MemProfileRate = 0
-		return func() {}
-	}
-	// A finer sample than the default 512 KiB: the heap is a few MB.
-	runtime.MemProfileRate = 4 << 10
-	return atStop(ctx, path, writeHeapProfile)
-}
-
-// atStop, when path is not empty, calls write(path) once as soon as ctx
-// ends (a signal asks the process to stop), before the browser and the
-// sessions are torn down. The returned func waits for that write, or makes
-// it at once when the process ends without a signal. An error goes to
-// stderr.
-func atStop(ctx context.Context, path string, write func(path string) error) func() {
-	if path == "" {
-		return func() {}
-	}
-	done := make(chan struct{})
-	var once sync.Once
-	do := func() {
-		once.Do(func() {
-			defer close(done)
-			if err := write(path); err != nil {
-				fmt.Fprintf(os.Stderr, "webmcp-cdp: %v\n", err)
-			}
-		})
-	}
-	go func() {
-		<-ctx.Done()
-		do()
-	}()
-	return func() {
-		do()
-		<-done
-	}
-}
-
-// writeMemStats writes the Go runtime's memory figures to path
-// (bench.WriteMemStats).
-func writeMemStats(path string) error {
-	return writeTo(path, bench.MemStatsEnv, "the memory figures", bench.WriteMemStats)
-}
-
-// writeHeapProfile writes the heap profile to path.
-func writeHeapProfile(path string) error {
-	return writeTo(path, bench.MemProfileEnv, "the heap profile", pprof.WriteHeapProfile)
-}
-
-// writeTo creates the file at path and writes what into it with write;
-// an error names the environment variable env that asked for it.
-func writeTo(path, env, what string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("%s: creating %s: %w", env, what, err)
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: writing %s %s: %w", env, what, path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("%s: writing %s %s: %w", env, what, path, err)
-	}
-	return nil
-}
-
+// newRoot builds the command tree: every command, the persistent flags
+// (--log-level, --log-file, --config) and the flag plumbing of package cli.
 func newRoot() *cobra.Command {
 	var level, logFile string
 	root := &cobra.Command{
@@ -196,7 +105,7 @@ func newRoot() *cobra.Command {
 			if cmd.Name() == "help" {
 				return nil
 			}
-			if err := applyConfig(cmd, os.Getenv); err != nil {
+			if err := cli.ApplyConfig(cmd, os.Getenv); err != nil {
 				return usageError(err)
 			}
 			// stdout belongs to the MCP stdio transport: logs go to stderr.
@@ -211,11 +120,11 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().StringVar(&level, "log-level", "info", "log level: debug, info, warn or error; logs go to stderr, one short line each (full lines at debug)")
 	oneOf(root.PersistentFlags(), "log-level", logging.Levels())
 	root.PersistentFlags().StringVar(&logFile, "log-file", "", "also write the full log, at debug level, to `FILE` (appended)")
-	root.PersistentFlags().String(configFlag, "", "read flags from a YAML or JSON `FILE` keyed by flag name (see the end of --help)")
-	root.SetUsageTemplate(root.UsageTemplate() + configHelp)
+	root.PersistentFlags().String(cli.ConfigFlag, "", "read flags from a YAML or JSON `FILE` keyed by flag name (see the end of --help)")
+	root.SetUsageTemplate(root.UsageTemplate() + cli.ConfigHelp)
 	// Inherited by every command: a bad flag exits 2, and a flag of other
 	// commands names them (flagerror.go).
-	root.SetFlagErrorFunc(flagError)
+	root.SetFlagErrorFunc(cli.FlagError)
 	root.AddCommand(newLaunch(), newAttach(), newDemo(), newPolyfill(), newVersion(), newBench(), newMan())
 	root.AddCommand(newInspect(), newCall(), newTest())
 	root.AddCommand(newRelay(), newConnect())

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 )
 
 // parseNamed parses args as attach's endpoint flags, applies env and the
@@ -12,7 +14,7 @@ import (
 func parseNamed(t *testing.T, args []string, env map[string]string, file string) ([]namedEndpoint, error) {
 	t.Helper()
 	root := &cobra.Command{Use: "root"}
-	root.PersistentFlags().String(configFlag, "", "")
+	root.PersistentFlags().String(cli.ConfigFlag, "", "")
 	cmd := &cobra.Command{Use: "attach", RunE: func(*cobra.Command, []string) error { return nil }}
 	var ef endpointFlags
 	ef.register(cmd)
@@ -21,7 +23,7 @@ func parseNamed(t *testing.T, args []string, env map[string]string, file string)
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatal(err)
 	}
-	if err := applyConfig(cmd, func(k string) string { return env[k] }); err != nil {
+	if err := cli.ApplyConfig(cmd, func(k string) string { return env[k] }); err != nil {
 		return nil, err
 	}
 	return ef.named()

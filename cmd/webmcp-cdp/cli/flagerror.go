@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -15,16 +15,16 @@ import (
 // send the reader looking for a typo, so the error names the commands that
 // take the flag instead.
 
-// flagError is every command's FlagErrorFunc: a bad flag is a usage error
+// FlagError is every command's FlagErrorFunc: a bad flag is a usage error
 // (exit status 2), and a flag of other commands names them.
-func flagError(cmd *cobra.Command, err error) error {
+func FlagError(cmd *cobra.Command, err error) error {
 	if ne, ok := errors.AsType[*pflag.NotExistError](err); ok && ne.GetSpecifiedShortnames() == "" {
 		name := ne.GetSpecifiedName()
 		if users := commandsWithFlag(cmd.Root(), name); len(users) > 0 {
-			err = fmt.Errorf("--%s is a flag of %s; %s does not use it (see %s --help)", name, joinAnd(users), commandPath(cmd), cmd.CommandPath())
+			err = fmt.Errorf("--%s is a flag of %s; %s does not use it (see %s --help)", name, joinAnd(users), CommandPath(cmd), cmd.CommandPath())
 		}
 	}
-	return usageError(err)
+	return Usage(err)
 }
 
 // commandsWithFlag lists, in help order, the paths of the commands under
@@ -32,26 +32,26 @@ func flagError(cmd *cobra.Command, err error) error {
 // offered).
 func commandsWithFlag(root *cobra.Command, name string) []string {
 	var out []string
-	eachCommand(root, func(c *cobra.Command) {
+	EachCommand(root, func(c *cobra.Command) {
 		if f := c.Flags().Lookup(name); c != root && f != nil && !f.Hidden && c.IsAvailableCommand() {
-			out = append(out, commandPath(c))
+			out = append(out, CommandPath(c))
 		}
 	})
 	return out
 }
 
-// eachCommand calls visit with root, then every command under it, in help
+// EachCommand calls visit with root, then every command under it, in help
 // order.
-func eachCommand(root *cobra.Command, visit func(*cobra.Command)) {
+func EachCommand(root *cobra.Command, visit func(*cobra.Command)) {
 	visit(root)
 	for _, sub := range root.Commands() {
-		eachCommand(sub, visit)
+		EachCommand(sub, visit)
 	}
 }
 
-// commandPath is a command's path without the program's name ("relay
+// CommandPath is a command's path without the program's name ("relay
 // token").
-func commandPath(c *cobra.Command) string {
+func CommandPath(c *cobra.Command) string {
 	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
 }
 

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -14,17 +14,20 @@ import (
 
 // repeatableInstead names, for a single-value flag, the repeatable flag
 // that takes several values in its place.
-var repeatableInstead = map[string]string{
-	"browser-url": "--browser NAME=URL, once for each browser",
-	"ws-endpoint": "--browser NAME=URL, once for each browser",
-	"selenium":    "--browsers N to start several browsers on one Grid",
+func repeatableInstead(name string) (string, bool) {
+	alt, ok := map[string]string{
+		"browser-url": "--browser NAME=URL, once for each browser",
+		"ws-endpoint": "--browser NAME=URL, once for each browser",
+		"selenium":    "--browsers N to start several browsers on one Grid",
+	}[name]
+	return alt, ok
 }
 
-// checkRepeats returns a usage error when args give one of the command's
+// CheckRepeats returns a usage error when args give one of the command's
 // single-value flags more than once. It parses args a second time, on a
 // copy of the command's flags that only counts; what the copy cannot parse
 // is left to cobra, which reports it.
-func checkRepeats(root *cobra.Command, args []string) error {
+func CheckRepeats(root *cobra.Command, args []string) error {
 	cmd, rest, err := root.Find(args)
 	if err != nil || cmd == nil {
 		return nil
@@ -59,13 +62,13 @@ func checkRepeats(root *cobra.Command, args []string) error {
 	}
 	name := names[0] // VisitAll goes in name order
 	msg := fmt.Sprintf("--%s is given %d times but takes one value (the last would silently win)", name, counts[name])
-	if alt, ok := repeatableInstead[name]; ok {
-		return usageError(fmt.Errorf("%s: use %s", msg, alt))
+	if alt, ok := repeatableInstead(name); ok {
+		return Usage(fmt.Errorf("%s: use %s", msg, alt))
 	}
-	return usageError(fmt.Errorf("%s: give it once", msg))
+	return Usage(fmt.Errorf("%s: give it once", msg))
 }
 
-// countValue stands in for a flag's value while checkRepeats parses.
+// countValue stands in for a flag's value while CheckRepeats parses.
 type countValue struct{ typ string }
 
 func (v *countValue) String() string   { return "" }

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ func TestStartMemProfile(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			wait := startMemProfile(ctx, path)
+			wait := StartMemProfile(ctx, path)
 			if runtime.MemProfileRate != tc.rate {
 				t.Errorf("heap sampling rate %d, want %d", runtime.MemProfileRate, tc.rate)
 			}
@@ -68,7 +68,7 @@ func TestStartMemProfile(t *testing.T) {
 func TestMemStatsAtStop(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memstats")
 	ctx, cancel := context.WithCancel(t.Context())
-	wait := atStop(ctx, path, writeMemStats)
+	wait := AtStop(ctx, path, WriteMemStatsFile)
 	cancel()
 	wait()
 	b, err := os.ReadFile(path)

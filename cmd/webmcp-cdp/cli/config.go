@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -24,14 +24,14 @@ import (
 const (
 	// envPrefix starts the environment name of each flag.
 	envPrefix = "WEBMCP_CDP_"
-	// configFlag names the config file.
-	configFlag = "config"
+	// ConfigFlag names the config file.
+	ConfigFlag = "config"
 	// maxConfigBytes bounds the config file.
 	maxConfigBytes = 1 << 20
 )
 
-// configHelp is appended to every command's help.
-const configHelp = `
+// ConfigHelp is appended to every command's help.
+const ConfigHelp = `
 Every flag can also be set in the environment as WEBMCP_CDP_<FLAG>: upper case, dashes as
 underscores (--call-timeout 5s is WEBMCP_CDP_CALL_TIMEOUT=5s); a repeatable flag takes several
 values separated by spaces (--header: one per line). Or in a YAML or JSON file given with --config FILE (or
@@ -39,8 +39,8 @@ WEBMCP_CDP_CONFIG), keyed by flag name (call-timeout: 5s); a repeatable flag tak
 The command line wins over the environment, which wins over the file.
 `
 
-// envName is the environment variable of a flag.
-func envName(flag string) string {
+// EnvName is the environment variable of a flag.
+func EnvName(flag string) string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
@@ -51,13 +51,13 @@ func ownEnv(name string) bool { return name == "token" || name == "relay-token" 
 
 // skipFlag tells the flags that have no environment or file form.
 func skipFlag(name string) bool {
-	return name == "help" || name == "version" || name == configFlag
+	return name == "help" || name == "version" || name == ConfigFlag
 }
 
-// applyConfig sets every flag of cmd not given on the command line from the
+// ApplyConfig sets every flag of cmd not given on the command line from the
 // environment, then from the config file. getenv is os.Getenv in the
 // program, a map in tests.
-func applyConfig(cmd *cobra.Command, getenv func(string) string) error {
+func ApplyConfig(cmd *cobra.Command, getenv func(string) string) error {
 	fs := cmd.Flags()
 	set := map[string]bool{} // given on the command line, or by the environment
 	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
@@ -66,7 +66,7 @@ func applyConfig(cmd *cobra.Command, getenv func(string) string) error {
 		if set[f.Name] || skipFlag(f.Name) || ownEnv(f.Name) {
 			return
 		}
-		name := envName(f.Name)
+		name := EnvName(f.Name)
 		v := getenv(name)
 		if v == "" {
 			return
@@ -85,11 +85,11 @@ func applyConfig(cmd *cobra.Command, getenv func(string) string) error {
 		return errors.Join(errs...)
 	}
 	path := ""
-	if f := fs.Lookup(configFlag); f != nil {
+	if f := fs.Lookup(ConfigFlag); f != nil {
 		path = f.Value.String()
 	}
 	if path == "" {
-		path = getenv(envName(configFlag))
+		path = getenv(EnvName(ConfigFlag))
 	}
 	if path == "" {
 		return nil
@@ -107,7 +107,7 @@ func applyConfig(cmd *cobra.Command, getenv func(string) string) error {
 	for _, k := range keys {
 		f := fs.Lookup(k)
 		if f == nil || skipFlag(k) {
-			if !known[k] || k == configFlag {
+			if !known[k] || k == ConfigFlag {
 				errs = append(errs, fmt.Errorf("%s: unknown key %q: keys are flag names without dashes, such as call-timeout (see --help)", path, k))
 			}
 			// A flag of another command: one file serves them all.
@@ -279,7 +279,7 @@ func valueError(f *pflag.Flag, v string, err error) error {
 // allFlags lists the flag names of every command under root.
 func allFlags(root *cobra.Command) map[string]bool {
 	names := map[string]bool{}
-	eachCommand(root, func(c *cobra.Command) {
+	EachCommand(root, func(c *cobra.Command) {
 		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
 			fs.VisitAll(func(f *pflag.Flag) { names[f.Name] = true })
 		}
