@@ -22,49 +22,16 @@ func errorResult(format string, args ...any) core.Outcome {
 // Call runs the routed tool name with the arguments (a JSON object, or empty
 // for none). Every failure is a result with IsError set, worded for the model.
 func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) core.Outcome {
-	watchers, observers := h.callWatchers.load(), h.callObservers.load()
-	if len(watchers) == 0 && len(observers) == 0 && h.opts.Observer == nil {
+	hs := h.callHooks.load()
+	if hs == nil {
 		var n note
 		return h.call(ctx, name, args, &n)
 	}
-	n := note{timed: h.opts.Observer != nil}
+	n := note{timed: hs.traced}
 	start := time.Now()
 	n.trace.Tool, n.trace.Start = name, start
 	res := h.call(ctx, name, args, &n)
-	if n.timed {
-		h.observeCall(ctx, &n, res)
-	}
-	if len(watchers) == 0 && len(observers) == 0 {
-		return res
-	}
-	rec := CallRecord{At: start, Tool: name, Tab: n.tab, Took: time.Since(start), OK: !res.IsError, Caller: Caller(ctx)}
-	if res.IsError {
-		rec.Error = res.FirstText()
-		if len(rec.Error) > 200 {
-			rec.Error = rec.Error[:200]
-		}
-	}
-	for _, cw := range watchers {
-		select {
-		case cw.ch <- rec:
-		default:
-		}
-	}
-	if len(observers) > 0 && n.tool != "" {
-		d := CallDetail{CallRecord: rec, Page: n.tool, URL: n.tabURL, Args: args, Schema: n.schema, Result: res}
-		if d.URL == "" && n.tabRef != nil {
-			// A cached tool's page, opened for the call.
-			h.mu.Lock()
-			d.URL = n.tabRef.url
-			h.mu.Unlock()
-		}
-		if d.URL == "" {
-			d.URL = n.url
-		}
-		for _, o := range observers {
-			o.fn(d)
-		}
-	}
+	h.tell(ctx, hs, name, args, start, &n, res)
 	return res
 }
 

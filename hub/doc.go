@@ -36,6 +36,9 @@
 //   - policy.go: limits, the registration budget and the origin policy.
 //   - watch.go and refusals.go: subscriptions (Watch, WatchUse, WatchCalls, Changed)
 //     and the refusal log.
+//   - hooks.go: the hooks told of each finished call (Options.Hooks,
+//     HookCalls: a call makes only what its hooks ask for) and of
+//     registrations and refusals.
 //
 // Every method of a Hub is safe for concurrent use. The catalog is guarded
 // by one lock that is never held while the hub calls out (into the browser,

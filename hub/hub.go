@@ -63,9 +63,9 @@ type Options struct {
 	Names NameStyle
 	// Logger receives the hub's log (default slog.Default()).
 	Logger *slog.Logger
-	// Observer, when set, hears of calls, registrations and refusals
-	// (metrics, traces); nil is off.
-	Observer Observer
+	// Hooks are told of calls, registrations and refusals (metrics,
+	// traces; hooks.go); none set is off.
+	Hooks Hooks
 }
 
 func (o *Options) defaults() {
@@ -96,13 +96,10 @@ type Hub struct {
 	opts      Options
 	logger    *slog.Logger
 	validator *validator
-	// callWatchers are the subscriptions to call records (see WatchCalls),
-	// outside the catalog's lock.
-	callWatchers callWatchers
-	// callObservers are told of every finished call of a page tool, with
-	// its arguments and result (see ObserveCalls).
-	callObservers callObservers
-	store         *stateStore // nil without a state directory
+	// callHooks are told of every finished call (see HookCalls), outside
+	// the catalog's lock.
+	callHooks callHookSets
+	store     *stateStore // nil without a state directory
 	// search is the tool-search index of the latest catalog searched
 	// (search.go); useSeq numbers the uses of tabs, for recency, and
 	// lastUsed is the tab used last (tabs.go).
@@ -185,7 +182,7 @@ type tab struct {
 	refused    map[string]bool // refusals logged for this tab
 	// loadedBefore: its document loaded before we attached (TabLoadedBefore).
 	loadedBefore bool
-	// navAt is when the tab was seen at its URL, with an Observer.
+	// navAt is when the tab was seen at its URL, with a Registered hook.
 	navAt time.Time
 }
 
@@ -254,6 +251,7 @@ func New(b Browser, opts Options) *Hub {
 
 		plainFrame: make(map[string]string),
 	}
+	h.HookCalls(opts.Hooks.Calls) // for the hub's life
 	if opts.StateDir != "" {
 		h.store = &stateStore{dir: opts.StateDir, logger: opts.Logger}
 		for _, e := range h.store.load(opts.CacheTTL, time.Now()) {

@@ -14,7 +14,7 @@ func (h *Hub) TabOpened(id, url, title string) {
 	_, known := h.tabs[id]
 	t := h.tabLocked(id)
 	if !known || t.url != url || t.title != title {
-		if h.opts.Observer != nil && t.url != url {
+		if h.opts.Hooks.Registered != nil && t.url != url {
 			t.navAt = time.Now()
 		}
 		t.url, t.title = url, title

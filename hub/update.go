@@ -19,8 +19,8 @@ func (h *Hub) Update(d core.Source, tools []core.Tool, refused []core.Refusal) {
 			h.denied[d.Origin] = true
 			h.refusals.add(core.Refusal{Reason: core.ReasonOrigin, Tool: "*", Origin: d.Origin, URL: d.URL, Tab: d.Tab, At: time.Now(),
 				Detail: "the origin " + d.Origin + " is denied by the origin policy (--allow-origin/--deny-origin); its tools are ignored"})
-			if h.opts.Observer != nil {
-				h.opts.Observer.Refused(core.ReasonOrigin)
+			if h.opts.Hooks.Refused != nil {
+				h.opts.Hooks.Refused(core.ReasonOrigin)
 			}
 			h.wakeLocked()
 			h.logger.Info("ignoring the tools of a denied origin", "origin", d.Origin, "url", d.URL)
@@ -85,7 +85,7 @@ func (h *Hub) Update(d core.Source, tools []core.Tool, refused []core.Refusal) {
 	h.docs[d.Key] = nd
 	h.holdLocked(nd, dirty)
 	var reg *Registration
-	if old == nil && h.opts.Observer != nil {
+	if old == nil && h.opts.Hooks.Registered != nil {
 		now := time.Now()
 		start := t.navAt
 		if start.IsZero() || start.After(now) {
@@ -95,7 +95,7 @@ func (h *Hub) Update(d core.Source, tools []core.Tool, refused []core.Refusal) {
 	}
 	h.finish(h.rebuildLocked(dirty))
 	if reg != nil {
-		h.opts.Observer.Registered(*reg)
+		h.opts.Hooks.Registered(*reg)
 	}
 }
 
@@ -181,8 +181,8 @@ func (h *Hub) refuseLocked(t *tab, d core.Source, name string, code core.Reason,
 	}
 	t.refused[k] = true
 	h.refusals.add(core.Refusal{Reason: code, Tool: name, Detail: detail, Origin: d.Origin, URL: d.URL, Tab: d.Tab, At: time.Now()})
-	if h.opts.Observer != nil {
-		h.opts.Observer.Refused(code)
+	if h.opts.Hooks.Refused != nil {
+		h.opts.Hooks.Refused(code)
 	}
 	h.wakeLocked() // whoever waits on Changed for refusals (CI mode) sees it now
 	h.logger.Warn("refused a tool", "tool", name, "url", d.URL, "tab", t.n, "reason", detail, "code", code)

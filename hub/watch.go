@@ -1,20 +1,10 @@
 package hub
 
-import (
-	"encoding/json"
-	"slices"
-	"sync"
-	"sync/atomic"
-
-	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
-)
-
 // Subscribers get the hub's events on channels of their own: the hub never
 // calls out to them, never blocks on them, and never holds its lock while
 // they run. A subscription ends with the func that Watch or WatchCalls
-// returns. (ObserveCalls is the one exception: a recorder is told of each
-// call in the call's own goroutine, outside the lock, so that nothing is
-// dropped.)
+// returns. (The call hooks, hooks.go, are the one exception: they run in
+// the call's own goroutine, outside the lock, so that nothing is dropped.)
 
 // watcher is one subscriber to catalog changes.
 type watcher struct {
@@ -62,42 +52,6 @@ func signal(set map[*watcher]struct{}) {
 	}
 }
 
-// callWatcher is one subscriber to call records.
-type callWatcher struct {
-	ch chan CallRecord
-}
-
-// callWatchers is the set of subscribers to call records. Calls read it
-// through an atomic snapshot, so sending records never takes a lock, and
-// never the catalog's; subscribing and ending a subscription replace the
-// snapshot under a small lock of its own.
-type callWatchers struct {
-	mu   sync.Mutex
-	list atomic.Pointer[[]*callWatcher] // never modified in place
-}
-
-// load returns the current subscribers; the slice must not be modified.
-func (c *callWatchers) load() []*callWatcher {
-	if p := c.list.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-func (c *callWatchers) add(w *callWatcher) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	list := append(slices.Clone(c.load()), w)
-	c.list.Store(&list)
-}
-
-func (c *callWatchers) remove(w *callWatcher) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	list := slices.DeleteFunc(slices.Clone(c.load()), func(x *callWatcher) bool { return x == w })
-	c.list.Store(&list)
-}
-
 // WatchCalls returns a channel that receives a record of every finished
 // tool call, and a func that ends the subscription. The channel buffers n
 // records (at least 1); a record that finds it full is dropped, so a slow
@@ -105,9 +59,13 @@ func (c *callWatchers) remove(w *callWatcher) {
 // started before the subscription may go unrecorded, and one that was
 // finishing as it ended may still leave a record in the channel.
 func (h *Hub) WatchCalls(n int) (<-chan CallRecord, func()) {
-	w := &callWatcher{ch: make(chan CallRecord, max(n, 1))}
-	h.callWatchers.add(w)
-	return w.ch, func() { h.callWatchers.remove(w) }
+	ch := make(chan CallRecord, max(n, 1))
+	return ch, h.HookCalls(CallHooks{Record: func(r CallRecord) {
+		select {
+		case ch <- r:
+		default:
+		}
+	}})
 }
 
 // Changed returns a channel that is closed at the next change of the
@@ -124,62 +82,4 @@ func (h *Hub) Changed() <-chan struct{} {
 func (h *Hub) wakeLocked() {
 	close(h.changed)
 	h.changed = make(chan struct{})
-}
-
-// CallDetail is a finished call of a page tool with what a recorder needs
-// to make it again: where it went, its arguments and its result.
-type CallDetail struct {
-	CallRecord
-	// Page is the page's own name of the tool.
-	Page string
-	// URL is the URL of the tab the call went to (the document's, for a
-	// cached tool whose page did not open).
-	URL string
-	// Args are the arguments as the client sent them (empty for none).
-	Args json.RawMessage
-	// Schema is the tool's inputSchema, nil when it has none.
-	Schema json.RawMessage
-	// Result is the call's result.
-	Result core.Outcome
-}
-
-// callObserver is one ObserveCalls subscription.
-type callObserver struct {
-	fn func(CallDetail)
-}
-
-// callObservers is the set of ObserveCalls subscriptions, read through an
-// atomic snapshot as callWatchers is.
-type callObservers struct {
-	mu   sync.Mutex
-	list atomic.Pointer[[]*callObserver] // never modified in place
-}
-
-func (c *callObservers) load() []*callObserver {
-	if p := c.list.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-func (c *callObservers) change(f func([]*callObserver) []*callObserver) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	list := f(slices.Clone(c.load()))
-	c.list.Store(&list)
-}
-
-// ObserveCalls has fn told of every finished call that reached a page tool
-// (not of a name no page has), in the calling goroutine, before the result
-// goes back to the caller: a recorder that writes in fn has the call on
-// disk before the client sees it. fn must be quick and must not call the
-// hub's Call. The returned func ends the subscription.
-func (h *Hub) ObserveCalls(fn func(CallDetail)) (stop func()) {
-	o := &callObserver{fn: fn}
-	h.callObservers.change(func(l []*callObserver) []*callObserver { return append(l, o) })
-	return func() {
-		h.callObservers.change(func(l []*callObserver) []*callObserver {
-			return slices.DeleteFunc(l, func(x *callObserver) bool { return x == o })
-		})
-	}
 }

@@ -147,17 +147,24 @@ func TestWatchCalls(t *testing.T) {
 
 // ---- errors -------------------------------------------------------------
 
-// TestObserveCalls: an observer is told of each call of a page tool, before
-// Call returns, with the page's name of the tool, the tab's URL, the
-// arguments, the schema and the result; not of a name no page has.
-func TestObserveCalls(t *testing.T) {
-	h := hub.New(&fakeBrowser{}, hub.Options{})
+// TestHookCalls: each hook added with HookCalls (or given in
+// Options.Hooks) is told of each call before Call returns: a Detail hook
+// with the page's name of the tool, the tab's URL, the arguments, the schema
+// and the result, and not of a name no page has; a Record hook of every
+// call. An unhooked hook is told of nothing more.
+func TestHookCalls(t *testing.T) {
+	var fromOptions []hub.CallRecord
+	h := hub.New(&fakeBrowser{}, hub.Options{Hooks: hub.Hooks{Calls: hub.CallHooks{Record: func(r hub.CallRecord) { fromOptions = append(fromOptions, r) }}}})
 	tools := mkTools("x")
 	tools[0].InputSchema = json.RawMessage(`{"type":"object"}`)
 	h.Update(mkDoc("a", "A", origin), tools, nil)
 	h.TabOpened("A", origin+"/page?q=1", "A page")
 	var got []hub.CallDetail
-	stop := h.ObserveCalls(func(d hub.CallDetail) { got = append(got, d) })
+	var recs []hub.CallRecord
+	unhook := h.HookCalls(hub.CallHooks{
+		Detail: func(d hub.CallDetail) { got = append(got, d) },
+		Record: func(r hub.CallRecord) { recs = append(recs, r) },
+	})
 	res := h.Call(context.Background(), site+"_x", json.RawMessage(`{"k":1}`))
 	if len(got) != 1 {
 		t.Fatalf("%d details before Call returned", len(got))
@@ -167,9 +174,15 @@ func TestObserveCalls(t *testing.T) {
 		t.Errorf("detail %+v", d)
 	}
 	h.Call(context.Background(), "nope_nothing", nil)
-	stop()
+	unhook()
 	h.Call(context.Background(), site+"_x", nil)
 	if len(got) != 1 {
-		t.Errorf("%d details: a name no page has, or a call after stop, was told", len(got))
+		t.Errorf("%d details: a name no page has, or a call after unhook, was told", len(got))
+	}
+	if len(recs) != 2 || recs[0] != d.CallRecord || recs[1].Tool != "nope_nothing" || recs[1].OK {
+		t.Errorf("records %+v, want the call's and the unknown name's", recs)
+	}
+	if len(fromOptions) != 3 {
+		t.Errorf("the hook of Options.Hooks was told of %d calls, want 3", len(fromOptions))
 	}
 }

@@ -262,7 +262,7 @@ func (f *serveFlags) hubOptions(logger *slog.Logger) hub.Options {
 		CacheTTL: f.cacheTTL,
 		Names:    f.names,
 		Logger:   logger,
-		Observer: f.tel.Observer(),
+		Hooks:    f.tel.Hooks(),
 	}
 }
 

@@ -29,7 +29,7 @@ func TestMetricsAddr(t *testing.T) {
 }
 
 // TestTelemetryIsOffUnlessAsked: no --metrics, no --http and no OTEL_*
-// leave the hub without an Observer and the edge without TraceContext.
+// leave the hub without hooks and the edge without TraceContext.
 func TestTelemetryIsOffUnlessAsked(t *testing.T) {
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER"} {
 		t.Setenv(k, "")
@@ -38,14 +38,14 @@ func TestTelemetryIsOffUnlessAsked(t *testing.T) {
 	if err := off.makeTelemetry(); err != nil {
 		t.Fatal(err)
 	}
-	if off.serve.tel != nil || off.serve.hubOptions(nil).Observer != nil || off.serve.serverOptions(nil).TraceContext != nil || off.serve.cdpOptions("", false, nil).PageTimes {
+	if off.serve.tel != nil || off.serve.hubOptions(nil).Hooks.Calls.Trace != nil || off.serve.serverOptions(nil).TraceContext != nil || off.serve.cdpOptions("", false, nil).PageTimes {
 		t.Errorf("telemetry is on with nothing asked: %+v", off.serve.tel)
 	}
 	on := browserFlags{http: httpFlags{metrics: "127.0.0.1:0"}}
 	if err := on.makeTelemetry(); err != nil {
 		t.Fatal(err)
 	}
-	if on.serve.tel == nil || on.serve.tel.Metrics == nil || on.serve.tel.Traces != nil || on.serve.hubOptions(nil).Observer == nil {
+	if on.serve.tel == nil || on.serve.tel.Metrics == nil || on.serve.tel.Traces != nil || on.serve.hubOptions(nil).Hooks.Calls.Trace == nil {
 		t.Errorf("--metrics: telemetry %+v, want metrics only", on.serve.tel)
 	}
 }

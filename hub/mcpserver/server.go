@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,10 +67,12 @@ type Options struct {
 	// List says which page tools tools/list holds (default all of them;
 	// see listfilter.go).
 	List ListPolicy
-	// Recorder records the session's calls (--record); the server tells it
-	// of the tab tools that change tabs. When nil, the server keeps a
-	// recorder of its own, in memory only, for the status page's download
-	// of the session as a spec.
+	// Recorder records the session's calls (--record), each from the
+	// first; the server tells it of the tab tools that change tabs. When
+	// nil, the server keeps a recorder of its own, in memory only, for the
+	// status page's download of the session as a spec, told of the calls
+	// from the first request of the status page or of that download on
+	// (status.go): until someone looks, calls pay nothing for it.
 	Recorder *record.Recorder
 	// TraceContext, when set, is given the W3C traceparent and tracestate
 	// a client sent in a tools/call's _meta, and returns the context the
@@ -97,9 +98,11 @@ type Server struct {
 	flush  chan chan struct{}
 	calls  callLog
 	recent recentClients // stateless clients, for the status page
-	// recorder records the calls, for --record and the status page.
-	recorder *record.Recorder
-	hitl     *hitl
+	// recorder records the calls, for --record and the status page;
+	// recording says since when it is told of them.
+	recorder  *record.Recorder
+	recording recording
+	hitl      *hitl
 	// pages and served are the MCP-B page servers' sessions and what of
 	// their resources and prompts is served (pageserver.go, resources.go).
 	pages  pageSessions
@@ -110,32 +113,6 @@ type Server struct {
 	unlisted atomic.Int64
 	// texts renders the fast path's one-text-block results (fast_result.go).
 	texts textTemplates
-}
-
-// callLog keeps the last calls for the status page.
-type callLog struct {
-	mu   sync.Mutex
-	recs []hub.CallRecord
-}
-
-func (l *callLog) add(r hub.CallRecord) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.recs = append(l.recs, r)
-	if len(l.recs) > 50 {
-		l.recs = l.recs[len(l.recs)-50:]
-	}
-}
-
-// list returns the calls, newest first.
-func (l *callLog) list() []hub.CallRecord {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]hub.CallRecord, len(l.recs))
-	for i, r := range l.recs {
-		out[len(out)-1-i] = r
-	}
-	return out
 }
 
 // New returns a server over h. It follows the catalog until ctx ends.
@@ -152,7 +129,8 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = 30 * time.Second
 	}
-	if opts.Recorder == nil {
+	recordAll := opts.Recorder != nil
+	if !recordAll {
 		// In memory only: New cannot fail without a file.
 		opts.Recorder, _ = record.New(record.Options{Logger: opts.Logger})
 	}
@@ -194,21 +172,13 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 	if p := opts.List; p.Mode == ListActive || p.Max > 0 {
 		used, stopUsed = h.WatchUse()
 	}
-	calls, stopCalls := h.WatchCalls(64)
-	stopObserving := h.ObserveCalls(s.recorder.Call)
-	context.AfterFunc(ctx, stopObserving)
+	context.AfterFunc(ctx, h.HookCalls(hub.CallHooks{Record: s.calls.add}))
+	context.AfterFunc(ctx, s.stopRecording)
+	s.recording.lazy = !recordAll
+	if recordAll {
+		s.startRecording()
+	}
 	s.sync()
-	go func() {
-		defer stopCalls()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case r := <-calls:
-				s.calls.add(r)
-			}
-		}
-	}()
 	go func() {
 		defer stopChanges()
 		defer stopUsed()

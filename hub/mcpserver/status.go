@@ -102,7 +102,7 @@ button{font:inherit;margin-right:.5rem}.err{color:#f88}.ok{color:#8f8}.muted{col
 {{range .Tabs}}<tr><td>{{if .Browser}}<code>{{.Browser}}</code> · {{end}}{{.N}}{{if .Active}} (active){{end}}</td><td class="title">{{if .Title}}{{.Title}}{{else}}<span class="muted">no title</span>{{end}}</td><td><code>{{.URL}}</code></td><td>{{range .Tools}}<code>{{.}}</code><br>{{else}}<span class="muted">none</span>{{end}}</td><td class="servers">{{range .Servers}}<div class="server"><code>{{.Channel}}</code> {{if eq .Kind "iframe"}}<span class="muted">in an iframe of <code>{{.FrameOrigin}}</code></span> {{end}}{{count .Tools "tool" "tools"}}, {{count .Resources "resource" "resources"}}, {{count .Templates "template" "templates"}}, {{count .Prompts "prompt" "prompts"}}</div>{{else}}<span class="muted">none</span>{{end}}</td></tr>
 {{else}}<tr><td colspan="5" class="muted">no tabs</td></tr>{{end}}</table>
 <h2>Last calls</h2>
-<p><a id="session-spec" href="/session.yaml" download>Download the session's calls as a test spec</a> <span class="muted">(the recent calls; run it with <code>webmcp-cdp test FILE</code>; secrets are placeholders)</span></p>
+<p><a id="session-spec" href="/session.yaml" download>Download the session's calls as a test spec</a> <span class="muted">(the recent calls{{if .RecordingSince}} made since this page was first opened, at {{.RecordingSince}}{{end}}; run it with <code>webmcp-cdp test FILE</code>; secrets are placeholders)</span></p>
 <table id="calls"><tr><th>when</th><th>tool</th><th>tab</th><th>took</th><th>result</th></tr>
 {{range .Calls}}<tr><td>{{.At.Format "15:04:05"}}</td><td><code>{{.Tool}}</code>{{if .Caller}} <span class="muted">by {{.Caller}}</span>{{end}}</td><td>{{.Tab}}</td><td class="took">{{took .Took}}</td><td>{{if .OK}}<span class="ok">ok</span>{{else}}<span class="err">error</span> {{.Error}}{{end}}</td></tr>
 {{else}}<tr><td colspan="5" class="muted">no calls yet</td></tr>{{end}}</table>
@@ -264,7 +264,9 @@ func (h *statusHandler) deny(w http.ResponseWriter, code int, why string) {
 // spec of webmcp-cdp test.
 const sessionPath = "/session.yaml"
 
-// serve writes the page, or the session's spec.
+// serve writes the page, or the session's spec. The first request of
+// either hooks the recorder to the calls (without --record, it is not
+// before: a session nobody looks at pays nothing for it).
 func (h *statusHandler) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == sessionPath {
 		h.session(w)
@@ -275,6 +277,7 @@ func (h *statusHandler) serve(w http.ResponseWriter, r *http.Request) {
 
 // session writes the last calls of the session as a spec to download.
 func (h *statusHandler) session(w http.ResponseWriter) {
+	h.s.startRecording()
 	var b strings.Builder
 	if err := h.s.recorder.WriteSpec(&b); err != nil {
 		http.Error(w, "cannot write the session as a spec: "+err.Error(), http.StatusInternalServerError)
@@ -289,25 +292,31 @@ func (h *statusHandler) session(w http.ResponseWriter) {
 
 // render writes the page.
 func (h *statusHandler) render(w http.ResponseWriter, r *http.Request) {
+	since := h.s.startRecording()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", statusCSP)
 	endpoint := "http://" + r.Host + "/mcp"
 	refusals, total := h.s.recentRefusals(statusRefusals)
 	claude, conf := clientSnippets(endpoint, h.token != "")
+	recordingSince := "" // --record: every call, from the first
+	if h.s.recording.lazy {
+		recordingSince = since.Format("15:04:05")
+	}
 	if err := statusTemplate.Execute(w, map[string]any{
-		"Version":       h.s.opts.Version,
-		"Browser":       h.browser,
-		"Endpoint":      endpoint,
-		"Token":         h.token != "",
-		"ClaudeSnippet": claude,
-		"JSONSnippet":   conf,
-		"Clients":       h.s.statusClients(statusClients),
-		"Tabs":          h.tabs(r.Context()),
-		"Browsers":      h.browsers(),
-		"Calls":         h.s.calls.list(),
-		"Refusals":      refusals,
-		"RefusedTotal":  int(total),
-		"Script":        template.JS(statusScript),
+		"Version":        h.s.opts.Version,
+		"Browser":        h.browser,
+		"Endpoint":       endpoint,
+		"Token":          h.token != "",
+		"ClaudeSnippet":  claude,
+		"JSONSnippet":    conf,
+		"Clients":        h.s.statusClients(statusClients),
+		"Tabs":           h.tabs(r.Context()),
+		"Browsers":       h.browsers(),
+		"Calls":          h.s.calls.list(),
+		"RecordingSince": recordingSince,
+		"Refusals":       refusals,
+		"RefusedTotal":   int(total),
+		"Script":         template.JS(statusScript),
 	}); err != nil {
 		h.s.logger.Debug("writing the status page", "err", err)
 	}

@@ -9,11 +9,13 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/record"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
@@ -239,44 +241,79 @@ func TestStatusPageBrowsers(t *testing.T) {
 
 // TestStatusSessionSpec: the status page downloads the session's calls as
 // a spec, behind the same guard as the page (here a token), and links it.
+// Without --record the server's own recorder is hooked to the calls on the
+// page's first request (a denied one does not count): a call before is
+// not in the spec, and the page says since when it holds them; with
+// --record every call is, from the first.
 func TestStatusSessionSpec(t *testing.T) {
 	const token = "t0ken"
-	h := hub.New(echoBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
-	s := New(t.Context(), h, Options{Version: "test", Logger: slog.New(slog.DiscardHandler)})
-	h.TabOpened("T", "http://s.test/app", "App")
-	h.Update(core.Source{Key: "d", Tab: "T", Frame: "F", Origin: "http://s.test", URL: "http://s.test/app", Backend: "polyfill"},
-		[]core.Tool{{Name: "login", Description: "Log in.", InputSchema: []byte(`{"type":"object","properties":{"pin":{"type":"string"}}}`)}}, nil)
-	name := h.Tools()[0].Name
-	if res := h.Call(t.Context(), name, []byte(`{"pin":"98765"}`)); res.IsError {
-		t.Fatalf("call: %+v", res)
+	tests := []struct {
+		name   string
+		record bool // --record: the recorder is given
+		// early is how many "tool: login" steps the call made before the
+		// first view leaves in the spec.
+		early int
+		since bool // the page says since when it holds the calls
+	}{
+		{"own recorder", false, 0, true},
+		{"--record", true, 1, false},
 	}
-	srv, err := s.ServeHTTP(HTTPOptions{Addr: "127.0.0.1:0", Token: token, StatusLink: func(string) {}}, make(chan error, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	get := func(path string, hdr http.Header) (int, http.Header, string) {
-		t.Helper()
-		req, _ := http.NewRequest("GET", "http://"+srv.Addr()+path, nil)
-		req.Header = hdr
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header, string(b)
-	}
-	if code, _, body := get("/session.yaml", nil); code != http.StatusUnauthorized || strings.Contains(body, "login") {
-		t.Errorf("without the token: %d\n%s", code, body)
-	}
-	auth := http.Header{"Authorization": {"Bearer " + token}}
-	code, hdr, body := get("/session.yaml", auth)
-	if code != http.StatusOK || !strings.Contains(hdr.Get("Content-Disposition"), "attachment") ||
-		!strings.Contains(body, "tool: login") || !strings.Contains(body, "pin: ${PIN}") || strings.Contains(body, "98765") {
-		t.Errorf("the session spec: %d %v\n%s", code, hdr, body)
-	}
-	if _, _, page := get("/", auth); !strings.Contains(page, `href="/session.yaml"`) {
-		t.Error("the status page does not link the session spec")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := hub.New(echoBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
+			opts := Options{Version: "test", Logger: slog.New(slog.DiscardHandler)}
+			if tt.record {
+				var err error
+				if opts.Recorder, err = record.New(record.Options{File: filepath.Join(t.TempDir(), "session.yaml"), Logger: opts.Logger}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := New(t.Context(), h, opts)
+			h.TabOpened("T", "http://s.test/app", "App")
+			h.Update(core.Source{Key: "d", Tab: "T", Frame: "F", Origin: "http://s.test", URL: "http://s.test/app", Backend: "polyfill"},
+				[]core.Tool{{Name: "login", Description: "Log in.", InputSchema: []byte(`{"type":"object","properties":{"pin":{"type":"string"}}}`)}}, nil)
+			name := h.Tools()[0].Name
+			call := func(pin string) {
+				t.Helper()
+				if res := h.Call(t.Context(), name, []byte(`{"pin":"`+pin+`"}`)); res.IsError {
+					t.Fatalf("call: %+v", res)
+				}
+			}
+			call("11111") // before the page's first view
+			srv, err := s.ServeHTTP(HTTPOptions{Addr: "127.0.0.1:0", Token: token, StatusLink: func(string) {}}, make(chan error, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { srv.Close() })
+			get := func(path string, hdr http.Header) (int, http.Header, string) {
+				t.Helper()
+				req, _ := http.NewRequest("GET", "http://"+srv.Addr()+path, nil)
+				req.Header = hdr
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, resp.Header, string(b)
+			}
+			if code, _, body := get("/session.yaml", nil); code != http.StatusUnauthorized || strings.Contains(body, "login") {
+				t.Errorf("without the token: %d\n%s", code, body)
+			}
+			auth := http.Header{"Authorization": {"Bearer " + token}}
+			_, _, page := get("/", auth)
+			if !strings.Contains(page, `href="/session.yaml"`) {
+				t.Error("the status page does not link the session spec")
+			}
+			if got := strings.Contains(page, "made since this page was first opened"); got != tt.since {
+				t.Errorf("the page says since when it holds the calls: %v, want %v", got, tt.since)
+			}
+			call("98765")
+			code, hdr, body := get("/session.yaml", auth)
+			if code != http.StatusOK || !strings.Contains(hdr.Get("Content-Disposition"), "attachment") ||
+				strings.Count(body, ": login'") != 1+tt.early || !strings.Contains(body, "pin: ${PIN}") || strings.Contains(body, "98765") || strings.Contains(body, "11111") {
+				t.Errorf("the session spec: %d %v, want %d steps\n%s", code, hdr, 1+tt.early, body)
+			}
+		})
 	}
 }

@@ -3,7 +3,7 @@
 // becomes the site's regression test.
 //
 // A Recorder is told of every finished call of a page tool by the hub
-// (hub.ObserveCalls), and of the tab tools that change tabs by the MCP
+// (hub.CallHooks.Detail), and of the tab tools that change tabs by the MCP
 // server (TabOpened, TabReloaded, TabClosed). Calls are grouped into the
 // spec's pages by tab: a call into another tab, or into a tab that was
 // reloaded, opened or closed since, or whose URL changed, starts a new page,
@@ -173,7 +173,7 @@ func New(opts Options) (*Recorder, error) {
 // File is the file written, or "".
 func (r *Recorder) File() string { return r.opts.File }
 
-// Call records a finished call (hub.ObserveCalls).
+// Call records a finished call (a hub.CallHooks.Detail hook).
 func (r *Recorder) Call(d hub.CallDetail) {
 	if d.Page == "" {
 		return

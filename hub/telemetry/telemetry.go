@@ -9,7 +9,8 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
-// Telemetry is the hub's Observer when metrics, traces or both are on.
+// Telemetry feeds on the hub's hooks (Hooks) when metrics, traces or both
+// are on.
 type Telemetry struct {
 	// Metrics and Traces are the parts that are on (nil when off).
 	Metrics *Metrics
@@ -33,13 +34,14 @@ func New(m *Metrics, t *Traces) *Telemetry {
 	return &Telemetry{Metrics: m, Traces: t}
 }
 
-// Observer returns t as a hub.Observer, and nil for a nil t (a nil
-// *Telemetry in the interface would not be nil).
-func (t *Telemetry) Observer() hub.Observer {
+// Hooks returns the hub's hooks that feed t (hub.Options.Hooks): the calls'
+// traces, the registrations and the refusals. A nil t has none, and the hub
+// then reads no clock for them.
+func (t *Telemetry) Hooks() hub.Hooks {
 	if t == nil {
-		return nil
+		return hub.Hooks{}
 	}
-	return t
+	return hub.Hooks{Calls: hub.CallHooks{Trace: t.CallDone}, Registered: t.Registered, Refused: t.Refused}
 }
 
 // Tracing says whether traces are on (the browser is then asked to time
@@ -55,7 +57,7 @@ func (t *Telemetry) TraceContext() func(ctx context.Context, traceparent, traces
 	return t.Traces.TraceContext
 }
 
-// CallDone implements hub.Observer.
+// CallDone is the hub's Trace hook (hub.CallHooks): a finished call.
 func (t *Telemetry) CallDone(ctx context.Context, c hub.CallTrace) {
 	if t.Metrics != nil {
 		t.Metrics.call(&c)
@@ -65,14 +67,14 @@ func (t *Telemetry) CallDone(ctx context.Context, c hub.CallTrace) {
 	}
 }
 
-// Registered implements hub.Observer.
+// Registered is the hub's Registered hook (hub.Hooks).
 func (t *Telemetry) Registered(r hub.Registration) {
 	if t.Traces != nil {
 		t.Traces.registration(r)
 	}
 }
 
-// Refused implements hub.Observer.
+// Refused is the hub's Refused hook (hub.Hooks).
 func (t *Telemetry) Refused(reason core.Reason) {
 	if t.Metrics != nil {
 		t.Metrics.refusal(reason)

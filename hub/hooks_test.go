@@ -12,43 +12,50 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
-// recorder is an Observer that keeps what it hears.
-type recorder struct {
-	mu      sync.Mutex
-	calls   []hub.CallTrace
-	regs    []hub.Registration
-	refused []core.Reason
+// heard keeps what its hooks are told.
+type heard struct {
+	mu       sync.Mutex
+	calls    []hub.CallTrace
+	regs     []hub.Registration
+	refusals []core.Reason
 }
 
-func (r *recorder) CallDone(_ context.Context, c hub.CallTrace) {
+func (r *heard) trace(_ context.Context, c hub.CallTrace) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, c)
 }
 
-func (r *recorder) Registered(reg hub.Registration) {
+func (r *heard) registered(reg hub.Registration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.regs = append(r.regs, reg)
 }
 
-func (r *recorder) Refused(reason core.Reason) {
+func (r *heard) refused(reason core.Reason) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.refused = append(r.refused, reason)
+	r.refusals = append(r.refusals, reason)
 }
 
-func (r *recorder) last(t *testing.T) hub.CallTrace {
+// hooks are r's hooks, for Options.Hooks.
+func (r *heard) hooks() hub.Hooks {
+	return hub.Hooks{Calls: hub.CallHooks{Trace: r.trace}, Registered: r.registered, Refused: r.refused}
+}
+
+func (r *heard) last(t *testing.T) hub.CallTrace {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.calls) == 0 {
-		t.Fatal("the observer heard of no call")
+		t.Fatal("the Trace hook was told of no call")
 	}
 	return r.calls[len(r.calls)-1]
 }
 
-func TestObserverHearsCalls(t *testing.T) {
+// TestTraceHook: a Trace hook is told of each call, with how it ended and
+// the times of the steps it reached.
+func TestTraceHook(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
 	tests := []struct {
 		name     string
@@ -76,7 +83,7 @@ func TestObserverHearsCalls(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := &recorder{}
+			rec := &heard{}
 			var cancel context.CancelFunc
 			b := &fakeBrowser{}
 			if tt.respond != nil {
@@ -87,7 +94,7 @@ func TestObserverHearsCalls(t *testing.T) {
 					return tt.respond(ctx)
 				}
 			}
-			h := hub.New(b, hub.Options{Observer: rec, CallTimeout: tt.timeout})
+			h := hub.New(b, hub.Options{Hooks: rec.hooks(), CallTimeout: tt.timeout})
 			tools := mkTools("search")
 			tools[0].InputSchema = schema
 			h.Update(mkDoc("a", "A", origin), tools, nil)
@@ -99,7 +106,7 @@ func TestObserverHearsCalls(t *testing.T) {
 			h.Call(ctx, tt.call, json.RawMessage(tt.args))
 			c := rec.last(t)
 			if c.Result != tt.want || c.Tool != tt.call {
-				t.Errorf("observed %s of %s, want %s of %s", c.Result, c.Tool, tt.want, tt.call)
+				t.Errorf("traced %s of %s, want %s of %s", c.Result, c.Tool, tt.want, tt.call)
 			}
 			if c.Start.IsZero() || c.End.Before(c.Start) {
 				t.Errorf("call bounds %v..%v", c.Start, c.End)
@@ -120,9 +127,11 @@ func TestObserverHearsCalls(t *testing.T) {
 	}
 }
 
-func TestObserverHearsRegistrationsAndRefusals(t *testing.T) {
-	rec := &recorder{}
-	h := hub.New(&fakeBrowser{}, hub.Options{Observer: rec})
+// TestCatalogHooks: the Registered and Refused hooks are told of a
+// document's first registration and of each refusal.
+func TestCatalogHooks(t *testing.T) {
+	rec := &heard{}
+	h := hub.New(&fakeBrowser{}, hub.Options{Hooks: rec.hooks()})
 	h.TabOpened("A", "https://shop.example/", "Shop")
 	h.Update(mkDoc("a", "A", origin), append(mkTools("search", "search"), core.Tool{Name: "bad name!", Description: "x"}), nil)
 	h.Update(mkDoc("a", "A", origin), mkTools("search", "cart"), nil) // the same document: no new registration
@@ -136,33 +145,38 @@ func TestObserverHearsRegistrationsAndRefusals(t *testing.T) {
 		t.Errorf("registration %+v", r)
 	}
 	want := map[core.Reason]bool{core.ReasonDuplicate: true, core.ReasonName: true}
-	if len(rec.refused) != 2 || !want[rec.refused[0]] || !want[rec.refused[1]] {
-		t.Errorf("refusals %v, want duplicate and name", rec.refused)
+	if len(rec.refusals) != 2 || !want[rec.refusals[0]] || !want[rec.refusals[1]] {
+		t.Errorf("refusals %v, want duplicate and name", rec.refusals)
 	}
 }
 
-// TestCallWithoutObserverAllocatesAsBefore holds the call path to the
-// allocations it had before observers: 5 with no schema and no subscriber
-// (BenchmarkCall's "no schema" row without its call record).
-func TestCallWithoutObserverAllocatesAsBefore(t *testing.T) {
-	h := hub.New(instantBrowser{}, hub.Options{})
+// TestHookedCallAllocatesAsBefore holds the call path to the allocations
+// it has with no hook (5 with no schema: BenchmarkCall's "no schema" row
+// without its call record): a Trace or Record hook must not allocate.
+func TestHookedCallAllocatesAsBefore(t *testing.T) {
 	tool := benchTool(0, "v1")
 	tool.InputSchema = nil
-	h.Update(benchDoc(0, 0), []core.Tool{tool}, nil)
-	name := h.Tools()[0].Name
 	args := json.RawMessage(`{"query":"milk"}`)
 	ctx := context.Background()
-	allocs := testing.AllocsPerRun(200, func() { h.Call(ctx, name, args) })
-	withObserver := hub.New(instantBrowser{}, hub.Options{Observer: nopObserver{}})
-	withObserver.Update(benchDoc(0, 0), []core.Tool{tool}, nil)
-	observed := testing.AllocsPerRun(200, func() { withObserver.Call(ctx, name, args) })
-	if observed > allocs {
-		t.Errorf("an observed call makes %.0f allocations, an unobserved one %.0f: the observer's record must not allocate", observed, allocs)
+	allocs := func(hooks hub.CallHooks) float64 {
+		h := hub.New(instantBrowser{}, hub.Options{Hooks: hub.Hooks{Calls: hooks}})
+		h.Update(benchDoc(0, 0), []core.Tool{tool}, nil)
+		name := h.Tools()[0].Name
+		return testing.AllocsPerRun(200, func() { h.Call(ctx, name, args) })
+	}
+	bare := allocs(hub.CallHooks{})
+	for _, tt := range []struct {
+		name  string
+		hooks hub.CallHooks
+	}{
+		{"trace", hub.CallHooks{Trace: func(context.Context, hub.CallTrace) {}}},
+		{"record", hub.CallHooks{Record: func(hub.CallRecord) {}}},
+		{"trace and record", hub.CallHooks{Trace: func(context.Context, hub.CallTrace) {}, Record: func(hub.CallRecord) {}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if n := allocs(tt.hooks); n > bare {
+				t.Errorf("a hooked call makes %.0f allocations, one without hooks %.0f: the hook must not allocate", n, bare)
+			}
+		})
 	}
 }
-
-type nopObserver struct{}
-
-func (nopObserver) CallDone(context.Context, hub.CallTrace) {}
-func (nopObserver) Registered(hub.Registration)             {}
-func (nopObserver) Refused(core.Reason)                     {}
