@@ -1,8 +1,8 @@
-// Package telemetry turns what the hub reports (hub.Observer) into
-// Prometheus metrics (prometheus/client_golang, on a registry of its own)
+// Package telemetry turns what the hub reports through its hooks (hub.Hooks)
+// into Prometheus metrics (prometheus/client_golang, on a registry of its own)
 // and OpenTelemetry traces (the OTel Go SDK, configured by the standard
 // OTEL_* environment, exported over OTLP). Either part may be off; with both
-// off nothing is made and the hub runs without an Observer.
+// off nothing is made and the hub runs without hooks.
 //
 // The hub and the browser layer know nothing of either library: the hub
 // hands over plain records with the times of each step after the fact
