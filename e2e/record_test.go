@@ -215,7 +215,10 @@ func TestRecordSession(t *testing.T) {
 }
 
 // TestRecordStdio: calls over stdio are recorded the same way, with the
-// file named by the config file's record key, and the replay passes.
+// file named by the config file's record key, and the replay passes. The
+// page's URL carries secrets in its query and fragment: the file has
+// placeholders there instead, marked, and the replay opens the URL with
+// them (this page needs no token).
 func TestRecordStdio(t *testing.T) {
 	t.Parallel()
 	base, _ := recordSite(t)
@@ -225,7 +228,8 @@ func TestRecordStdio(t *testing.T) {
 	if err := os.WriteFile(config, []byte("record: "+file+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := start(t, "launch", "--headless", "--config", config, base+"/record/index.html")
+	const token, idToken = "tok-e2e-41b7", "idt-e2e-93c2"
+	c := start(t, "launch", "--headless", "--config", config, base+"/record/index.html?tab=cart&access_token="+token+"#id_token="+idToken+"&state=s1")
 	tools := c.waitFor("the record fixture's tools", hasSuffix("add_item", 1))
 	add := toolWithSuffix(tools, "add_item")[0]
 	c.callOK(add, map[string]any{"name": "a"})
@@ -237,6 +241,13 @@ func TestRecordStdio(t *testing.T) {
 	spec, err := ci.ParseSpec(data)
 	if err != nil || len(spec.Pages) != 1 || len(spec.Pages[0].Calls) != 2 || string(spec.Pages[0].Calls[1].Expect.Snapshot) != `{"count":2,"items":["a","b"]}` {
 		t.Fatalf("recorded (%v):\n%s", err, data)
+	}
+	if strings.Contains(string(data), token) || strings.Contains(string(data), idToken) {
+		t.Errorf("a secret of the page's URL is in the file:\n%s", data)
+	}
+	if want := "record/?tab=cart&access_token=${ACCESS_TOKEN}#id_token=${ID_TOKEN}&state=s1"; spec.Pages[0].URL != want || len(spec.Secrets) != 0 ||
+		!strings.Contains(string(data), "# redacted: fill in ACCESS_TOKEN, ID_TOKEN by hand") {
+		t.Errorf("the page's URL %q, secrets %v, want %q and a comment saying it was redacted:\n%s", spec.Pages[0].URL, spec.Secrets, want, data)
 	}
 	stdout, stderr, code := ciRun(t, "", "test", file)
 	if code != 0 || lastLine(stdout) != "3 passed, 0 failed" {

@@ -14,7 +14,11 @@
 // Secrets never reach the file: an argument whose schema property has
 // format password, or whose name looks like a secret's (SecretName), is
 // written as a ${NAME} placeholder, NAME is listed under secrets: at the
-// top, and the value is taken out of the results' snapshots as well.
+// top, and the value is taken out of the results' snapshots as well. URLs
+// (the page's, and those in arguments and results) get the same treatment
+// for their query and fragment parameters whose names look like secrets'
+// and for their userinfo (urls.go); a page URL's placeholders are marked
+// in the file, as `test` does not fill them in.
 //
 // With a file (Options.File) the spec is written as the session goes: the
 // whole spec again after every call, to a temporary file renamed over the
@@ -124,6 +128,10 @@ const (
 
 // step is a recorded call, secrets already replaced.
 type step struct {
+	// url is the page's URL, and redacted the placeholders written in it
+	// (redactURL).
+	url      string
+	redacted []string
 	tool     string
 	args     any // decoded JSON (decodeJSON); nil for none
 	isError  bool
@@ -264,6 +272,7 @@ func (r *Recorder) ready(e *event) {
 	d := e.raw
 	e.raw = rawCall{}
 	st := step{tool: d.tool, isError: d.isError}
+	st.url, st.redacted = r.secrets.redactURL(e.url, true)
 	if len(bytes.TrimSpace(d.args)) > 0 && string(d.args) != "null" {
 		var schema map[string]any
 		if len(d.schema) > 0 {
@@ -283,6 +292,7 @@ func (r *Recorder) ready(e *event) {
 		st.skipped = fmt.Sprintf("result of %d bytes, over the %d of a snapshot", d.over, r.opts.MaxSnapshotBytes)
 		r.logger.Warn("a recorded call's result is too long to snapshot; its step checks isError only", "tool", d.tool, "bytes", d.over, "max", r.opts.MaxSnapshotBytes)
 	} else {
+		r.secrets.learnURLs(d.text)
 		st.snapshot = Snapshot(r.secrets.scrub(d.text))
 	}
 	e.step = st

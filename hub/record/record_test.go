@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,6 +158,37 @@ func TestRecorder(t *testing.T) {
 				}
 				if string(c.Expect.Snapshot) != `{"b":"true","big":1e+300,"d":"2026-11-28T10:00:00Z","f":"1.5","neg":-0.5,"u":"ünï ${x} #c: d"}` {
 					t.Errorf("snapshot %s", c.Expect.Snapshot)
+				}
+			},
+		},
+		{
+			name: "secrets in page URLs are placeholders there, marked, and kept out of the secrets to set",
+			events: calls(
+				call(1, "http://127.0.0.1:8080/cb?code=c1&access_token=tok-4242#id_token=idt-777&state=s", "a", `{"next":"https://ann:pw-9999@x.example/"}`, "", "token tok-4242", false),
+				call(2, "https://ann:pw-5555@other.example/app", "b", "", "", "ok", false),
+			),
+			check: func(t *testing.T, s *ci.Spec, file, _ string) {
+				for _, secret := range []string{"tok-4242", "idt-777", "pw-9999", "pw-5555", "ann"} {
+					if strings.Contains(file, secret) {
+						t.Errorf("%q is in the file:\n%s", secret, file)
+					}
+				}
+				if len(s.Pages) != 2 || s.Pages[0].URL != "cb?code=c1&access_token=${ACCESS_TOKEN}#id_token=${ID_TOKEN}&state=s" ||
+					s.Pages[1].URL != "https://$%7BURL_USER%7D:$%7BURL_PASSWORD_2%7D@other.example/app" {
+					t.Errorf("pages %+v", s.Pages)
+				}
+				if string(s.Pages[0].Calls[0].Args) != `{"next":"https://${URL_USER}:${URL_PASSWORD}@x.example/"}` {
+					t.Errorf("args %s", s.Pages[0].Calls[0].Args)
+				}
+				// ACCESS_TOKEN is in a snapshot too, so test must have it;
+				// ID_TOKEN is in the URL only, which test does not fill in.
+				if !slices.Equal(s.Secrets, []string{"ACCESS_TOKEN", "URL_USER", "URL_PASSWORD"}) {
+					t.Errorf("secrets %v", s.Secrets)
+				}
+				for _, want := range []string{"# Page URLs had secrets", "# redacted: fill in ACCESS_TOKEN, ID_TOKEN by hand", "# redacted: fill in URL_PASSWORD_2, URL_USER by hand"} {
+					if !strings.Contains(file, want) {
+						t.Errorf("no %q in the file:\n%s", want, file)
+					}
 				}
 			},
 		},

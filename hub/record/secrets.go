@@ -106,10 +106,16 @@ func (s *secrets) scrub(text string) string {
 
 // redact returns v (decoded JSON arguments) with every secret replaced by
 // its placeholder: a value whose schema property has format password, or
-// whose name looks like a secret's (SecretName). It walks objects and
-// arrays along the schema's properties and items.
+// whose name looks like a secret's (SecretName), and the secrets of URLs
+// in strings (redactURL). It walks objects and arrays along the schema's
+// properties and items.
 func (s *secrets) redact(v any, schema map[string]any) any {
 	switch x := v.(type) {
+	case string:
+		if urlShaped(x) {
+			out, _ := s.redactURL(x, false)
+			return out
+		}
 	case map[string]any:
 		props, _ := schema["properties"].(map[string]any)
 		out := make(map[string]any, len(x))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,26 +53,30 @@ func (r *Recorder) render(events []*event) ([]byte, error) {
 	var base *url.URL
 	n := 0
 	used := make(map[string]bool)
+	redacted := make(map[int][]string) // page -> the placeholders in its URL
 	for _, e := range events {
 		if e.kind != evCall {
 			gen[e.tab]++
 			continue
 		}
 		r.ready(e)
+		st := e.step
 		k := pageKey{e.tab, gen[e.tab], e.url}
 		if cur == nil || *cur != k {
 			if base == nil {
 				base = originOf(e.url)
 			}
-			p := pageOut{URL: relative(base, e.url)}
+			p := pageOut{URL: relative(base, st.url)}
 			if cur != nil && cur.tab == k.tab && cur.url == k.url {
 				p.Name = fmt.Sprintf("%s (tab %d again: reloaded, or used after another tab)", p.URL, k.tab)
+			}
+			if len(st.redacted) > 0 {
+				redacted[len(out.Pages)] = slices.Compact(slices.Sorted(slices.Values(st.redacted)))
 			}
 			out.Pages = append(out.Pages, p)
 			cur = &k
 		}
 		n++
-		st := e.step
 		c := callOut{Name: fmt.Sprintf("step %d: %s", n, st.tool), Tool: st.tool, Args: st.args}
 		if st.isError {
 			t := true
@@ -109,9 +114,18 @@ func (r *Recorder) render(events []*event) ([]byte, error) {
 	if len(out.Secrets) > 0 {
 		fmt.Fprintf(&b, "# secrets: each ${NAME} stands for a value not written here; set %s in the environment.\n", strings.Join(out.Secrets, ", "))
 	}
+	if len(redacted) > 0 {
+		b.WriteString("# Page URLs had secrets: they are ${NAME}s there too (marked redacted), which test does not fill in.\n")
+		b.WriteString("# Write the values (or a test account's) into those URLs before running.\n")
+	}
+	var doc yaml.Node
+	if err := doc.Encode(out); err != nil {
+		return nil, fmt.Errorf("writing the spec: %w", err)
+	}
+	markRedacted(&doc, redacted)
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	if err := enc.Encode(out); err != nil {
+	if err := enc.Encode(&doc); err != nil {
 		return nil, fmt.Errorf("writing the spec: %w", err)
 	}
 	if err := enc.Close(); err != nil {
@@ -147,6 +161,40 @@ func collectPlaceholders(v any, used map[string]bool) {
 	}
 }
 
+// markRedacted writes a comment after the url of each page whose URL
+// holds placeholders (redacted: page index -> their names). doc is the
+// spec's mapping node.
+func markRedacted(doc *yaml.Node, redacted map[int][]string) {
+	if len(redacted) == 0 {
+		return
+	}
+	pages := mapValue(doc, "pages")
+	if pages == nil {
+		return
+	}
+	for i, names := range redacted {
+		if i >= len(pages.Content) {
+			continue
+		}
+		if u := mapValue(pages.Content[i], "url"); u != nil {
+			u.LineComment = "redacted: fill in " + strings.Join(names, ", ") + " by hand; test fills in no URL"
+		}
+	}
+}
+
+// mapValue is the value of key in a mapping node, or nil.
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
 // originOf is the origin of a URL as a base (scheme://host/), or nil for a
 // URL without one (about:blank, data:).
 func originOf(raw string) *url.URL {
@@ -161,10 +209,17 @@ func originOf(raw string) *url.URL {
 // --base-url can move the spec to another server; else as it is.
 func relative(base *url.URL, raw string) string {
 	u, err := url.Parse(raw)
-	if base == nil || err != nil || u.Scheme != base.Scheme || u.Host != base.Host {
+	// A URL with userinfo stays whole: relative, it would lose it.
+	if base == nil || err != nil || u.Scheme != base.Scheme || u.Host != base.Host || u.User != nil {
 		return raw
 	}
-	rel := (&url.URL{Path: strings.TrimPrefix(u.Path, "/"), RawQuery: u.RawQuery, Fragment: u.Fragment}).String()
+	// The query and fragment as raw has them: url.URL.String would escape
+	// the braces of a placeholder in a fragment.
+	tail := ""
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		tail = raw[i:]
+	}
+	rel := (&url.URL{Path: strings.TrimPrefix(u.Path, "/")}).String() + tail
 	if rel == "" || strings.HasPrefix(rel, "?") || strings.HasPrefix(rel, "#") {
 		rel = "./" + rel
 	}
