@@ -10,6 +10,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/settle"
 )
 
 // autoConnectFlags are attach's flags for the browser a person already
@@ -72,27 +73,9 @@ func (f *autoConnectFlags) source(ep cdp.Endpoint) (browsers.Source, error) {
 }
 
 // settleExisting holds clients' first tools/list until the tabs that were
-// open before attach are set up (native tools replayed, the page script
-// run in their documents and their own polyfills adopted) and each of
-// their documents has been read, at most --wait-tools. That is an event,
-// so no quiet period follows: those tabs had loaded, and what they
-// register later comes with list_changed.
+// open before attach are read and listed (settle.Existing), at most
+// --wait-tools.
 func (s *session) settleExisting(ctx context.Context) {
 	defer s.releaseFirstList()
-	if s.waitTools <= 0 {
-		return
-	}
-	start := time.Now()
-	wctx, cancel := context.WithTimeout(ctx, s.waitTools)
-	defer cancel()
-	n, err := s.browser.SettleExisting(wctx)
-	if err != nil {
-		slog.Info("the open tabs were not all read within --wait-tools; answering tools/list without waiting for the rest", "tabs", n, "err", err)
-		return
-	}
-	if err := s.server.Synced(wctx); err != nil {
-		slog.Info("the open tabs' tools were not listed within --wait-tools; answering tools/list without waiting for them", "err", err)
-		return
-	}
-	slog.Debug("the open tabs are read; answering tools/list", "tabs", n, "after", time.Since(start).Round(time.Millisecond))
+	settle.Existing(ctx, s.browser, s.server, s.waitTools)
 }

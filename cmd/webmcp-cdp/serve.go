@@ -18,6 +18,7 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/record"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/settle"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/telemetry"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
@@ -293,7 +294,7 @@ type session struct {
 	waitTools time.Duration // --wait-tools
 	settle    time.Duration // --settle
 	// regs notes the start pages' loads and registrations until then.
-	regs *registrations
+	regs *settle.Registrations
 	// metrics are served at /metrics of --http (nil: off).
 	metrics *telemetry.Metrics
 }
@@ -324,8 +325,8 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 	opts.FirstList = firstList
 	srv := mcpserver.New(ctx, h, opts)
 	watchTelemetry(f.tel, h, srv, nil)
-	regs := newRegistrations(&tabLog{Hub: h, log: logger, tabs: map[string]tabSeen{}})
-	if err := b.Start(ctx, regs); err != nil {
+	regs := settle.NewRegistrations(nil)
+	if err := b.Start(ctx, noting{tabLog: &tabLog{Hub: h, log: logger, tabs: map[string]tabSeen{}}, regs: regs}); err != nil {
 		return nil, err
 	}
 	// Off the path to the start pages: asking costs a round trip.
@@ -341,7 +342,7 @@ func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend po
 func (s *session) releaseFirstList() {
 	s.listOnce.Do(func() {
 		close(s.firstList)
-		s.regs.stop()
+		s.regs.Stop()
 	})
 }
 

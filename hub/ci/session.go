@@ -14,6 +14,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/settle"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
 
@@ -216,62 +217,59 @@ func (s *Session) loadFailed(ctx context.Context, url, tab string, load core.Pag
 
 // settle waits until the page's main document has loaded, the hub knows
 // the page's tab, the tab has tools (served or refused) including every
-// tool of waitFor, and they stayed the same for quiet; or until limit
-// passes, leaving Settled false. It wakes on the hub's changes and on the
-// page's load events (and reads the page's tools once more when a quiet
-// period ends, which also catches a change the hub does not signal, such
-// as a refusal alone); the quiet period restarts on every change of the
-// page's tools and at the load event. Its timers only bound the wait. It
-// returns the load when the page failed to load, and the cause when ctx
-// ends.
+// tool of waitFor, and they stayed the same for quiet and the page ran what
+// it had due (settle.Rule); or until limit passes, leaving Settled false.
+// It wakes on the hub's changes and on the page's load events (and reads
+// the page's tools once more when a quiet period ends, which also catches
+// a change the hub does not signal, such as a refusal alone); the quiet
+// period restarts on every change of the page's tools and at the load
+// event. It returns the load when the page failed to load, and the cause
+// when ctx ends.
 func (p *Page) settle(ctx context.Context, mark uint64, waitFor []string, quiet, limit time.Duration) (*core.PageLoad, error) {
-	bound := time.NewTimer(limit)
-	defer bound.Stop()
-	deadline := time.Now().Add(limit)
-	still := time.NewTimer(quiet)
-	defer still.Stop()
-	var lastKnown, quietOver, loaded bool
-	for {
+	var failed *core.PageLoad
+	errFailed := errors.New("the page did not load")
+	var lastKnown, loaded bool
+	since := time.Now()
+	look := func(now time.Time) settle.Look {
 		changed := p.s.Hub.Changed() // before the read: a change after it is not missed
 		load, loadChanged, followed := p.s.Tabs.PageLoad(p.tab)
 		if load.Failed() {
-			return &load, nil
+			failed = &load
+			return settle.Look{Err: errFailed}
 		}
-		if now := load.Loaded || !followed; now != loaded {
-			loaded = now
-			still.Reset(quiet)
-			quietOver = false
+		if l := load.Loaded || !followed; l != loaded {
+			loaded, since = l, now
 		}
 		tools, known := p.read(mark)
 		res, prompts := p.readServers()
 		if known != lastKnown || !reflect.DeepEqual(tools, p.Tools) || !reflect.DeepEqual(res, p.Resources) || !reflect.DeepEqual(prompts, p.Prompts) {
 			p.Tools, p.Resources, p.Prompts, lastKnown = tools, res, prompts, known
-			still.Reset(quiet)
-			quietOver = false
+			since = now
 		}
 		p.Missing = p.missing(waitFor)
-		if quietOver && loaded && known && len(tools)+len(res)+len(prompts) > 0 && len(p.Missing) == 0 {
-			p.Settled = true
-			return nil, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		case <-bound.C:
-			return nil, nil
-		case <-changed:
-		case <-loadChanged:
-		case <-still.C:
-			// The page's due work reaches the hub before the quiet
-			// period counts as over; what it changed restarts it above.
-			// A page that does not answer is judged on what reached
-			// the hub (the browser's side logs why).
-			dctx, cancel := context.WithDeadline(ctx, deadline)
-			_ = p.s.Tabs.Drain(dctx, p.tab)
-			cancel()
-			quietOver = true
+		return settle.Look{
+			Loaded:      loaded,
+			Since:       since,
+			Ready:       known && len(tools)+len(res)+len(prompts) > 0 && len(p.Missing) == 0,
+			Changed:     changed,
+			LoadChanged: loadChanged,
 		}
 	}
+	// A page that does not answer the drain is judged on what reached the
+	// hub (the browser's side logs why).
+	drain := func(ctx context.Context) error {
+		_ = p.s.Tabs.Drain(ctx, p.tab)
+		return nil
+	}
+	settled, err := settle.Rule{Quiet: quiet, Limit: limit}.Wait(ctx, look, drain)
+	if failed != nil {
+		return failed, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.Settled = settled
+	return nil, nil
 }
 
 // missing returns the tools of want that the page does not serve.
