@@ -21,21 +21,69 @@ import (
 // The browser sends the response to invokeTool before the event, but the
 // caller registers its wait after reading the response, so an event can come
 // first: it is kept (boundedly) until its caller comes for it.
+//
+// It also times the executions (Options.PageTimes): the page script cannot
+// see a native execution (the browser calls the tool's execute itself, and
+// nothing in the page ties it to our invocation id), and CDP's WebMCP
+// events carry no timestamps, so the time is Go's, from the arrival of
+// WebMCP.toolInvoked (the execution starts) to that of toolResponded (it
+// ended). Both come from the renderer over the same connection, in order.
 type nativeCalls struct {
 	mu      sync.Mutex
 	waiters map[string]chan *webmcp.EventToolResponded
 	early   map[string]*webmcp.EventToolResponded
 	order   []string
+	// times are the executions being timed, by invocation id.
+	times map[string]*nativeTime
 }
+
+// nativeTime is the timing of one native execution.
+type nativeTime struct {
+	start time.Time
+	took  time.Duration
+	done  bool
+}
+
+// maxNativeTimes bounds the executions timed at once; past it the timings
+// in flight are dropped (those calls are not timed).
+const maxNativeTimes = 256
 
 func (n *nativeCalls) init() {
 	n.waiters = make(map[string]chan *webmcp.EventToolResponded)
 	n.early = make(map[string]*webmcp.EventToolResponded)
+	n.times = make(map[string]*nativeTime)
+}
+
+// invoked notes that the execution of invocation id started at at
+// (WebMCP.toolInvoked).
+func (n *nativeCalls) invoked(id string, at time.Time) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.times) >= maxNativeTimes {
+		clear(n.times)
+	}
+	n.times[id] = &nativeTime{start: at}
+}
+
+// took returns how long the execution of invocation id took, once it
+// responded and if it was timed, and forgets it.
+func (n *nativeCalls) took(id string) (time.Duration, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	t := n.times[id]
+	delete(n.times, id)
+	if t == nil || !t.done {
+		return 0, false
+	}
+	return t.took, true
 }
 
 func (n *nativeCalls) responded(ev *webmcp.EventToolResponded) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if t := n.times[ev.InvocationID]; t != nil && !t.done {
+		t.took, t.done = time.Since(t.start), true
+	}
 	if ch, ok := n.waiters[ev.InvocationID]; ok {
 		delete(n.waiters, ev.InvocationID)
 		ch <- ev
@@ -75,6 +123,7 @@ func (n *nativeCalls) wait(id string) chan *webmcp.EventToolResponded {
 func (n *nativeCalls) forget(id string) {
 	n.mu.Lock()
 	delete(n.waiters, id)
+	delete(n.times, id)
 	n.mu.Unlock()
 }
 
@@ -207,7 +256,9 @@ func (b *Browser) invokeNative(ctx context.Context, docKey, tool string, input j
 	ch := b.native.wait(res.InvocationID)
 	select {
 	case ev := <-ch:
-		return nativeResult(ev, b.opts.Limits.MaxResult), nil
+		r := nativeResult(ev, b.opts.Limits.MaxResult)
+		r.PageTook, r.PageTimed = b.native.took(res.InvocationID)
+		return r, nil
 	case <-t.sess.Closed():
 		b.native.forget(res.InvocationID)
 		return core.Result{}, ErrTargetGone

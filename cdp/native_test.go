@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
@@ -227,5 +228,46 @@ func TestNativeFixes(t *testing.T) {
 		}
 	default:
 		t.Error("an unclaimed event was dropped although only claimed ones came after it")
+	}
+}
+
+// TestNativeCallsTimes: an execution is timed from toolInvoked to
+// toolResponded, once; one without toolInvoked, or not yet responded, is
+// not timed.
+func TestNativeCallsTimes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		invoked   bool
+		responded bool
+		timed     bool
+	}{
+		{"invoked and responded", true, true, true},
+		{"responded only", false, true, false},
+		{"invoked only", true, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newNativeCalls()
+			if tc.invoked {
+				n.invoked("5", time.Now().Add(-time.Second))
+			}
+			if tc.responded {
+				n.responded(responded("5"))
+			}
+			took, timed := n.took("5")
+			if timed != tc.timed || (timed && took < time.Second) || (!timed && took != 0) {
+				t.Errorf("took %v, timed %v; want timed %v (at least 1s)", took, timed, tc.timed)
+			}
+			if _, again := n.took("5"); again || len(n.times) != 0 {
+				t.Errorf("a timing was kept after it was read: %v", n.times)
+			}
+		})
+	}
+	// Timings in flight are bounded.
+	n := newNativeCalls()
+	for i := range maxNativeTimes + 10 {
+		n.invoked(fmt.Sprint(i), time.Now())
+	}
+	if len(n.times) > maxNativeTimes {
+		t.Errorf("%d timings kept, want at most %d", len(n.times), maxNativeTimes)
 	}
 }

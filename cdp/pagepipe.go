@@ -140,11 +140,14 @@ func (p *pagePipe) Send(ctx context.Context, msg []byte, call bool) error {
 		hold = pageServerHoldMs
 	}
 	pend, err := p.d.t.sess.Send(runtime.CommandCallFunctionOn, runtime.CallFunctionOnParams{
-		FunctionDeclaration: "function(i,t,m,h){return this.mcpbSend(i,t,m,h)}",
+		FunctionDeclaration: "function(i,t,m,h,s){return this.mcpbSend(i,t,m,h,s)}",
 		ObjectID:            p.bridge,
 		Arguments: []*runtime.CallArgument{
 			{Value: jsonString(p.info.ID)}, {Value: jsonString(string(msg))},
 			{Value: jsonv2.Value(strconv.Itoa(maxPageServerTake))}, {Value: jsonv2.Value(strconv.Itoa(hold))},
+			// The page times a tools/call when traces want it
+			// (core.Result.PageTook, via hub/mcpserver's pageTook).
+			{Value: jsonv2.Value(strconv.FormatBool(call && p.b.opts.PageTimes))},
 		},
 		AwaitPromise:  ptr(true),
 		ReturnByValue: ptr(true),

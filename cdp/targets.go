@@ -401,6 +401,16 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		b.onDetached(msg.Params)
 	case cdproto.EventWebMCPToolsAdded, cdproto.EventWebMCPToolsRemoved:
 		b.onNativeTools(t, msg)
+	case cdproto.EventWebMCPToolInvoked:
+		// Only to time native executions (nativeCalls); the event carries
+		// the call's input, so it is decoded only then.
+		if b.opts.PageTimes {
+			at := time.Now()
+			var ev webmcp.EventToolInvoked
+			if decode(msg.Params, &ev) == nil {
+				b.native.invoked(ev.InvocationID, at)
+			}
+		}
 	case cdproto.EventWebMCPToolResponded:
 		var ev webmcp.EventToolResponded
 		if decode(msg.Params, &ev) == nil {

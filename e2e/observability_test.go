@@ -311,41 +311,7 @@ func TestObservabilityStdio(t *testing.T) {
 	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+otlp.url, "OTEL_BSP_SCHEDULE_DELAY=100")
 	c := startCmd(t, nil, "", cmd)
 	tools := c.waitFor("the shop's tools", hasSuffix("search_products", 1))
-	search := toolWithSuffix(tools, "search_products")[0]
-	traceID, parentID := randomHex(t, 16), randomHex(t, 8)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: search, Arguments: map[string]any{"text": "mug"},
-		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-" + parentID + "-01"}})
-	if err != nil || res.IsError {
-		t.Fatalf("%s: %v %v", search, err, res)
-	}
-	spans := otlp.wait(t, 20*time.Second, "the call's spans", func(spans []receivedSpan) bool {
-		n := 0
-		for _, s := range spans {
-			if hex.EncodeToString(s.span.GetTraceId()) == traceID {
-				n++
-			}
-		}
-		return n == 4
-	})
-	byName := map[string]*tracepb.Span{}
-	for _, s := range spans {
-		if hex.EncodeToString(s.span.GetTraceId()) == traceID {
-			byName[s.span.GetName()] = s.span
-		}
-	}
-	call, rt := byName["tools/call "+search], byName["cdp round trip"]
-	switch {
-	case call == nil || hex.EncodeToString(call.GetParentSpanId()) != parentID:
-		t.Errorf("no call span under the client's %s: %v", parentID, byName)
-	case byName["validate arguments"] == nil || !bytes.Equal(byName["validate arguments"].GetParentSpanId(), call.GetSpanId()):
-		t.Errorf("no validation span under the call")
-	case rt == nil || !bytes.Equal(rt.GetParentSpanId(), call.GetSpanId()):
-		t.Errorf("no round trip span under the call")
-	case byName["page execute"] == nil || !bytes.Equal(byName["page execute"].GetParentSpanId(), rt.GetSpanId()):
-		t.Errorf("no page span under the round trip")
-	}
+	checkCallSpans(t, otlp, c, toolWithSuffix(tools, "search_products")[0], map[string]any{"text": "mug"}, true)
 	if !c.stderr.waitFor("serving Prometheus metrics", 5*time.Second) {
 		t.Fatalf("no --metrics listener:\n%s", c.stderr.String())
 	}
@@ -353,5 +319,96 @@ func TestObservabilityStdio(t *testing.T) {
 	_, body := do(t, http.MethodGet, m[1], nil, "")
 	if want := `webmcp_cdp_tool_calls_total{result="ok",site="` + base + `"} 1`; !strings.Contains(body, want) {
 		t.Errorf("--metrics lacks %s:\n%.2000s", want, body)
+	}
+}
+
+// TestObservabilityPageExecute: the calls of an MCP-B page server's tool and
+// of a tool of Chromium's native WebMCP get a "page execute" span under the
+// round trip too, as the polyfill's do (the page script times the page
+// server's tools/call; Go times the native execution by CDP's WebMCP
+// events).
+func TestObservabilityPageExecute(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		page  func(t *testing.T) string
+		args  []string
+		tool  string
+		input map[string]any
+		// underClient: the call's span is a child of the client's. A page
+		// server's tool runs in the background (handleCall, to relay the
+		// server's questions), whose context has not the client's trace:
+		// its call starts a trace of its own.
+		underClient bool
+	}{
+		{"mcp-b", func(t *testing.T) string { return serveMCPB(t, mcpbShop, nil) + "/index.html" },
+			[]string{"--state-dir", t.TempDir()}, "add_to_cart", map[string]any{"sku": "A1", "qty": 1}, false},
+		{"native", func(t *testing.T) string { return serveFixtures(t) + "/current/" },
+			[]string{"--backend", "native", "--chrome-arg=--enable-features=WebMCP"}, "echo", map[string]any{"text": "hi"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			otlp := startOTLPReceiver(t)
+			cmd := exec.Command(binary, append(append([]string{"launch", "--headless"}, tc.args...), tc.page(t))...)
+			cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+otlp.url, "OTEL_BSP_SCHEDULE_DELAY=100")
+			c := startCmd(t, nil, "", cmd)
+			tools := c.waitFor("the page's tools", hasSuffix(tc.tool, 1))
+			checkCallSpans(t, otlp, c, toolWithSuffix(tools, tc.tool)[0], tc.input, tc.underClient)
+		})
+	}
+}
+
+// checkCallSpans calls tool under a traceparent of its own and checks the
+// call's span tree: the call (under the client's span when underClient),
+// validation and the round trip under the call, and the page's execution
+// under the round trip, within it.
+func checkCallSpans(t *testing.T, otlp *otlpReceiver, c *client, tool string, args map[string]any, underClient bool) {
+	t.Helper()
+	traceID, parentID := randomHex(t, 16), randomHex(t, 8)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args,
+		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-" + parentID + "-01"}})
+	if err != nil || res.IsError {
+		t.Fatalf("%s: %v %v", tool, err, res)
+	}
+	// The call's trace: the client's, or (not underClient) the one of the
+	// call's span.
+	traceOf := func(spans []receivedSpan) string {
+		for _, s := range spans {
+			if s.span.GetName() == "tools/call "+tool && !underClient {
+				return hex.EncodeToString(s.span.GetTraceId())
+			}
+		}
+		return traceID
+	}
+	spans := otlp.wait(t, 20*time.Second, "the call's spans", func(spans []receivedSpan) bool {
+		n, trace := 0, traceOf(spans)
+		for _, s := range spans {
+			if hex.EncodeToString(s.span.GetTraceId()) == trace {
+				n++
+			}
+		}
+		return n == 4
+	})
+	byName := map[string]*tracepb.Span{}
+	trace := traceOf(spans)
+	for _, s := range spans {
+		if hex.EncodeToString(s.span.GetTraceId()) == trace {
+			byName[s.span.GetName()] = s.span
+		}
+	}
+	call, rt, page := byName["tools/call "+tool], byName["cdp round trip"], byName["page execute"]
+	switch {
+	case call == nil || (underClient && hex.EncodeToString(call.GetParentSpanId()) != parentID):
+		t.Errorf("no call span (under the client's %s: %v): %v", parentID, underClient, byName)
+	case byName["validate arguments"] == nil || !bytes.Equal(byName["validate arguments"].GetParentSpanId(), call.GetSpanId()):
+		t.Errorf("no validation span under the call")
+	case rt == nil || !bytes.Equal(rt.GetParentSpanId(), call.GetSpanId()):
+		t.Errorf("no round trip span under the call")
+	case page == nil || !bytes.Equal(page.GetParentSpanId(), rt.GetSpanId()):
+		t.Errorf("no page span under the round trip")
+	case page.GetStartTimeUnixNano() < rt.GetStartTimeUnixNano() || page.GetEndTimeUnixNano() > rt.GetEndTimeUnixNano():
+		t.Errorf("the page's span is not within the round trip")
 	}
 }

@@ -1,9 +1,8 @@
 // ---- the bridge Go holds --------------------------------------------------
 
 const goCalls = new SafeMap(); // Go call id -> local id
-// perfNow times a Go call's execution, when Go asks (timed).
-const perfNow = ReflectApply(FnBind, G.performance.now, [G.performance]);
-const MathFloor = Math.floor;
+// (perfNow, of pageserver.js, times a Go call's execution when Go asks:
+// timed.)
 
 // runForGo runs a tool like executeTool does (toolactivated, a real
 // AbortSignal) and resolves with its completion, whose value (the tool's
@@ -152,10 +151,11 @@ const bridge = freeze({
   // mcpbSend posts one client-to-server message (JSON text) to server id;
   // it returns, as JSON, {status: 'ok' | 'gone' | 'bad'}; a request
   // (holdMs > 0) waits up to holdMs for what the servers send next and
-  // brings it back too (see mcpbSendHold).
-  mcpbSend(id, text, maxChars, holdMs) {
-    if (holdMs > 0) return mcpbSendHold(id, text, maxChars, holdMs);
-    return JSONstringify({ __proto__: null, status: mcpbPost(id, text) });
+  // brings it back too (see mcpbSendHold). timed: a tools/call is timed
+  // (mcpbTimed).
+  mcpbSend(id, text, maxChars, holdMs, timed) {
+    if (holdMs > 0) return mcpbSendHold(id, text, maxChars, holdMs, timed === true);
+    return JSONstringify({ __proto__: null, status: mcpbPost(id, text, timed === true) });
   },
 });
 

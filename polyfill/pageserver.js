@@ -44,8 +44,22 @@ const winPostMessage = G.postMessage;
 const winLengthDesc = getOwnPropertyDescriptor(G, 'length');
 const winLength = winLengthDesc && winLengthDesc.get;
 const DateNow = Date.now;
+// perfNow times a call: a Go call's execution (bridge.js), a page server's
+// tools/call (mcpbTimed).
+const perfNow = ReflectApply(FnBind, G.performance.now, [G.performance]);
+const MathFloor = Math.floor;
 const setTimer = G.setTimeout;
 const clearTimer = G.clearTimeout;
+
+// The page servers' tools/call are timed, for traces (core.Result.PageTook):
+// from posting the request to the server (mcpbPost) to the arrival of its
+// answer (mcpbOnMessage), by the page's clock. The time goes back in the
+// answer, as result._meta[MCPB_TOOK_KEY] in microseconds, which Go takes out
+// before anyone sees the result (pageTook in hub/mcpserver/pageserver.go).
+// Only when Go asks (timed: traces are on), as for the polyfill's calls.
+const MCPB_TOOK_KEY = 'webmcp-cdp/pageTookUs';
+const MCPB_MAX_TIMED = 256; // calls timed at once: unanswered ones are dropped past it
+const mcpbTimed = new SafeMap(); // server id + ' ' + JSON of the request id -> perfNow() at the post
 
 // id -> {id, channel, win, origin, kind: 'tab' | 'iframe'}
 const mcpbServers = new SafeMap();
@@ -181,10 +195,27 @@ function mcpbOnMessage(ev) {
   }
   if (!isObject(payload) || isArray(payload)) { mcpbDrop('malformed'); return; }
   let text;
-  try { text = JSONstringify(payload); } catch { mcpbDrop('malformed'); return; }
+  try { text = JSONstringify(mcpbWithTime(id, payload)); } catch { mcpbDrop('malformed'); return; }
   if (typeof text !== 'string') { mcpbDrop('malformed'); return; }
   if (text.length > MCPB_MAX_MESSAGE) { mcpbDrop('size'); return; }
   mcpbEnqueue({ __proto__: null, t: 'msg', s: id, d: text });
+}
+
+// mcpbWithTime returns the answer to a timed tools/call (mcpbTimed) with
+// the time it took in its result's _meta: a copy, so the page's own objects
+// are not changed. Anything else, and an error answer, is returned as it is.
+// (A server's own MCPB_TOOK_KEY in _meta is overwritten by ours.)
+function mcpbWithTime(id, payload) {
+  if (mcpbTimed.size === 0 || !hasOwn(payload, 'id') || hasOwn(payload, 'method')) return payload;
+  const key = id + ' ' + JSONstringify(payload.id);
+  const t0 = mcpbTimed.get(key);
+  if (t0 === undefined) return payload;
+  mcpbTimed.delete(key);
+  const r = hasOwn(payload, 'result') ? payload.result : undefined;
+  if (!isObject(r) || isArray(r)) return payload;
+  const m = hasOwn(r, '_meta') ? r._meta : undefined;
+  const meta = { __proto__: null, ...(isObject(m) && !isArray(m) ? m : undefined), [MCPB_TOOK_KEY]: MathFloor((perfNow() - t0) * 1000) };
+  return { __proto__: null, ...payload, result: { __proto__: null, ...r, _meta: meta } };
 }
 
 // Capture phase on the window, registered before any script of the page:
@@ -270,8 +301,8 @@ function mcpbWaitQueue(maxChars) {
 // {status} and, when something comes from a server within holdMs (the
 // answer, as a rule), the take of it (as mcpbTakeQueue). A newer send's
 // hold ends the older one's.
-function mcpbSendHold(id, text, maxChars, holdMs) {
-  const status = mcpbPost(id, text);
+function mcpbSendHold(id, text, maxChars, holdMs, timed) {
+  const status = mcpbPost(id, text, timed);
   if (status !== 'ok') return JSONstringify({ __proto__: null, status });
   if (mcpbHold) {
     const old = mcpbHold;
@@ -290,13 +321,15 @@ function mcpbSendHold(id, text, maxChars, holdMs) {
 }
 
 // mcpbPost sends a client-to-server message (JSON text from Go) to a
-// server, on its channel, only to the origin that said it was ready.
-function mcpbPost(id, text) {
+// server, on its channel, only to the origin that said it was ready;
+// timed: a tools/call is timed (mcpbTimed).
+function mcpbPost(id, text, timed) {
   const s = mcpbServers.get(StringCtor(id));
   if (!s) return 'gone';
   let payload;
   try { payload = JSONparse(StringCtor(text)); } catch { return 'bad'; }
   const msg = { __proto__: null, channel: s.channel, type: 'mcp', direction: 'client-to-server', payload };
+  const t0 = perfNow();
   try {
     if (s.kind === 'tab') {
       call(winPostMessage, G, msg, ORIGIN === 'null' ? '*' : ORIGIN);
@@ -307,6 +340,10 @@ function mcpbPost(id, text) {
     }
   } catch {
     return 'gone';
+  }
+  if (timed && isObject(payload) && hasOwn(payload, 'id') && hasOwn(payload, 'method') && payload.method === 'tools/call') {
+    if (mcpbTimed.size >= MCPB_MAX_TIMED) mcpbTimed.clear();
+    mcpbTimed.set(s.id + ' ' + JSONstringify(payload.id), t0);
   }
   return 'ok';
 }

@@ -184,14 +184,39 @@ func (p *pageSession) CallTool(ctx context.Context, tool string, args json.RawMe
 		}
 		return core.Result{}, err
 	}
+	took, timed := pageTook(res)
 	raw, err := json.Marshal(res)
 	if err != nil {
 		return core.Result{}, fmt.Errorf("encoding the page server's result: %w", err)
 	}
+	r := core.Result{Kind: core.KindJSON, Value: string(raw), PageTook: took, PageTimed: timed}
 	if len(raw) > p.max {
-		return core.Result{Kind: core.KindString, Value: string(raw[:p.max]), Truncated: len(raw)}, nil
+		r.Kind, r.Value, r.Truncated = core.KindString, string(raw[:p.max]), len(raw)
 	}
-	return core.Result{Kind: core.KindJSON, Value: string(raw)}, nil
+	return r, nil
+}
+
+// pageTookMeta is the key of _meta under which the page script puts the
+// microseconds a tools/call took in the page (MCPB_TOOK_KEY of
+// polyfill/pageserver.js).
+const pageTookMeta = "webmcp-cdp/pageTookUs"
+
+// pageTook takes the page's time out of a result (so the client never
+// sees it) and returns it.
+func pageTook(res *mcp.CallToolResult) (time.Duration, bool) {
+	v, ok := res.Meta[pageTookMeta]
+	if !ok {
+		return 0, false
+	}
+	delete(res.Meta, pageTookMeta)
+	if len(res.Meta) == 0 {
+		res.Meta = nil
+	}
+	us, ok := v.(float64)
+	if !ok || us < 0 || us > float64(time.Hour/time.Microsecond) {
+		return 0, false
+	}
+	return time.Duration(us) * time.Microsecond, true
 }
 
 func signal(c chan struct{}) {

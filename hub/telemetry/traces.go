@@ -262,8 +262,10 @@ func (t *Traces) call(ctx context.Context, c *hub.CallTrace) {
 	if !c.InvokeStart.IsZero() {
 		rtCtx, s := t.tracer.Start(ctx, SpanRoundTrip, trace.WithTimestamp(c.InvokeStart), trace.WithSpanKind(trace.SpanKindClient))
 		if rt := c.InvokeEnd.Sub(c.InvokeStart); c.PageTimed && c.PageTook <= rt {
-			// The page's clock is not ours: its span is centred in the
-			// round trip, whose rest is the way there and back.
+			// The page's clock is not ours (nor, for a native document,
+			// is the arrival of CDP's events the call's start): its span
+			// is centred in the round trip, whose rest is the way there
+			// and back.
 			start := c.InvokeStart.Add((rt - c.PageTook) / 2)
 			_, p := t.tracer.Start(rtCtx, SpanPage, trace.WithTimestamp(start))
 			p.End(trace.WithTimestamp(start.Add(c.PageTook)))

@@ -30,9 +30,11 @@ type Result struct {
 	Truncated int
 	// Err is the page's error message when the tool threw or was cancelled.
 	Err string
-	// PageTook is how long the tool's execute took in the page, by the
-	// page's clock (coarse: 0.1 ms in most pages), when PageTimed says the
-	// page reported it (the browser was asked to time calls).
+	// PageTook is how long the tool's execute took in the page, when
+	// PageTimed says it was measured (the browser was asked to time calls):
+	// by the page's clock (coarse: 0.1 ms in most pages) for the polyfill
+	// and for an MCP-B page server's tools/call, by the arrival of CDP's
+	// WebMCP events for a native document.
 	PageTook  time.Duration
 	PageTimed bool
 }
