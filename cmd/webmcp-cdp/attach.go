@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 )
 
 func newAttach() *cobra.Command {
@@ -22,8 +24,8 @@ func newAttach() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if urls, err = startURLs(urls); err != nil {
-				return usageError(err)
+			if urls, err = cli.StartURLs(urls); err != nil {
+				return cli.Usage(err)
 			}
 			named, err := ef.named()
 			if err != nil {
@@ -53,16 +55,16 @@ func newAttach() *cobra.Command {
 				return err
 			}
 			// The user's tabs stay, blank ones too.
-			tabs, err := s.openURLs(ctx, urls, false)
+			tabs, err := s.OpenURLs(ctx, urls, false)
 			if err != nil {
 				return err
 			}
 			if len(urls) > 0 {
-				go s.settleStartPages(ctx, tabs, s.waitTools)
+				go s.SettleStartPages(ctx, tabs)
 			} else {
-				go s.settleExisting(ctx)
+				go s.SettleExisting(ctx)
 			}
-			return s.run(ctx, &bf, nil, nil)
+			return bf.run(ctx, s, nil, nil)
 		},
 	}
 	ef.register(cmd)

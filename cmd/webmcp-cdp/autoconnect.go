@@ -10,7 +10,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
-	"github.com/webmcp-cdp/webmcp-cdp/hub/settle"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 )
 
 // autoConnectFlags are attach's flags for the browser a person already
@@ -26,7 +26,7 @@ func (f *autoConnectFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.BoolVar(&f.on, "auto-connect", false, "connect to your own running Chrome (Chrome 144+, remote debugging turned on at chrome://inspect/#remote-debugging): reads DevToolsActivePort from its user data directory and waits for you to click Allow")
 	fs.StringVar(&f.channel, "channel", "", "with --auto-connect: the Chrome channel whose profile to look in (stable, beta, dev, canary); default: every channel of Chrome, then Chromium, Edge and Brave")
-	oneOf(fs, "channel", cdp.AutoConnectChannels())
+	cli.OneOf(fs, "channel", cdp.AutoConnectChannels())
 	fs.StringVar(&f.userDataDir, "user-data-dir", "", "with --auto-connect: the browser's user data directory, where DevToolsActivePort is (default: the browser's usual one)")
 	fs.DurationVar(&f.timeout, "connect-timeout", 60*time.Second, "with --auto-connect: how long to wait for you to click Allow in Chrome")
 	cmd.MarkFlagsMutuallyExclusive("auto-connect", "browser-url")
@@ -70,12 +70,4 @@ func (f *autoConnectFlags) source(ep cdp.Endpoint) (browsers.Source, error) {
 		Timeout:     f.timeout,
 		Implicit:    !f.on,
 	}, nil
-}
-
-// settleExisting holds clients' first tools/list until the tabs that were
-// open before attach are read and listed (settle.Existing), at most
-// --wait-tools.
-func (s *session) settleExisting(ctx context.Context) {
-	defer s.releaseFirstList()
-	settle.Existing(ctx, s.browser, s.server, s.waitTools)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/bench"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 )
 
 func newBench() *cobra.Command {
@@ -77,6 +78,6 @@ func newBench() *cobra.Command {
 	cmd.Flags().MarkHidden("forward-http-stateless")
 	cmd.Flags().StringVar(&grid, "selenium", "", "the Selenium Grid of the grid rows, with at least three free slots (default $"+envSeleniumURL+"; without either they are skipped)")
 	cmd.Flags().StringSliceVar(&rows, "rows", nil, "measure only these groups of rows: "+strings.Join(bench.RowGroups, ", ")+" (all when empty, but navsteps, measured only when named)")
-	oneOf(cmd.Flags(), "rows", bench.RowGroups)
+	cli.OneOf(cmd.Flags(), "rows", bench.RowGroups)
 	return cmd
 }

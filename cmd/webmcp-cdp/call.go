@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
 )
 
@@ -26,7 +27,7 @@ func newCall() *cobra.Command {
 		Args: usageArgs(cobra.RangeArgs(2, 3)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pageURL, tool := args[0], args[1]
-			if err := checkPageURL(pageURL); err != nil {
+			if err := cli.CheckPageURL(pageURL); err != nil {
 				return err
 			}
 			input := json.RawMessage("{}")
@@ -35,16 +36,16 @@ func newCall() *cobra.Command {
 				if args[2] == "-" {
 					var err error
 					if raw, err = io.ReadAll(io.LimitReader(cmd.InOrStdin(), 64<<20)); err != nil {
-						return usageError(fmt.Errorf("reading the arguments from standard input: %w", err))
+						return cli.Usage(fmt.Errorf("reading the arguments from standard input: %w", err))
 					}
 				}
 				var obj map[string]any
 				if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 					why := "null"
 					if err != nil {
-						why = jsonAt(raw, err)
+						why = cli.JSONAt(raw, err)
 					}
-					return usageError(fmt.Errorf("the arguments %.100q are not a JSON object such as '{\"text\": \"hi\"}' (%s)", raw, why))
+					return cli.Usage(fmt.Errorf("the arguments %.100q are not a JSON object such as '{\"text\": \"hi\"}' (%s)", raw, why))
 				}
 				input = raw
 			}
@@ -57,25 +58,25 @@ func newCall() *cobra.Command {
 			// rather than for a quiet period alone.
 			page, err := b.Session().Open(b.Context(), pageURL, ci.PageOptions{WaitFor: []string{tool}})
 			if err != nil {
-				return usageError(b.OpenError(err))
+				return cli.Usage(b.OpenError(err))
 			}
 			res, err := page.Call(b.Context(), tool, input)
 			if err != nil {
 				if lost := b.Lost(); lost != nil && !errors.Is(err, ci.ErrNoTool) {
-					return usageError(lost)
+					return cli.Usage(lost)
 				}
-				return usageError(err)
+				return cli.Usage(err)
 			}
 			out, err := json.MarshalIndent(res, "", "  ")
 			if err != nil {
-				return usageError(fmt.Errorf("encoding the result: %w", err))
+				return cli.Usage(fmt.Errorf("encoding the result: %w", err))
 			}
 			out = append(out, '\n')
 			if _, err := cmd.OutOrStdout().Write(out); err != nil {
-				return usageError(fmt.Errorf("writing the result: %w", err))
+				return cli.Usage(fmt.Errorf("writing the result: %w", err))
 			}
 			if res.IsError {
-				return &exitError{code: 1, err: fmt.Errorf("%s returned an error result (isError)", tool)}
+				return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s returned an error result (isError)", tool)}
 			}
 			return nil
 		},

@@ -65,7 +65,7 @@ func TestFlagValueCompletion(t *testing.T) {
 		}
 	}
 	for _, v := range annotated(t, root, "inspect", "format") {
-		if err := checkFormat(v); err != nil {
+		if err := cli.CheckFormat(v); err != nil {
 			t.Errorf("--format %s: %v", v, err)
 		}
 	}
@@ -81,5 +81,5 @@ func annotated(t *testing.T, root *cobra.Command, cmd, flag string) []string {
 	if err != nil || c.Flag(flag) == nil {
 		t.Fatalf("%s --%s: %v", cmd, flag, err)
 	}
-	return c.Flag(flag).Annotations[valuesAnnotation]
+	return c.Flag(flag).Annotations[cli.ValuesAnnotation]
 }

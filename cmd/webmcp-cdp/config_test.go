@@ -21,7 +21,7 @@ type configCmd struct {
 	name    string
 	origins []string
 	hosts   []string
-	size    viewportValue
+	size    cli.Viewport
 	token   string
 	headers []string
 }

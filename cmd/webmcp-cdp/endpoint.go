@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 )
 
 // endpointFlags are attach's flags for a browser reached over the network:
@@ -38,18 +39,18 @@ func (f *endpointFlags) given() bool { return f.browserURL != "" || f.wsEndpoint
 func (f *endpointFlags) endpoint() (cdp.Endpoint, error) {
 	if !f.given() {
 		if len(f.headers) > 0 || f.caFile != "" {
-			return cdp.Endpoint{}, usageError(errors.New("--header and --ca-file need --browser-url or --ws-endpoint"))
+			return cdp.Endpoint{}, cli.Usage(errors.New("--header and --ca-file need --browser-url or --ws-endpoint"))
 		}
 		return cdp.Endpoint{}, nil
 	}
 	h, err := cdp.ParseHeaders(f.headers)
 	if err != nil {
-		return cdp.Endpoint{}, usageError(err)
+		return cdp.Endpoint{}, cli.Usage(err)
 	}
 	ep := cdp.Endpoint{BrowserURL: f.browserURL, WSEndpoint: f.wsEndpoint, Header: h}
 	if f.caFile != "" {
 		if ep.TLS, err = cdp.TLSConfigWithCA(f.caFile); err != nil {
-			return cdp.Endpoint{}, usageError(err)
+			return cdp.Endpoint{}, cli.Usage(err)
 		}
 	}
 	return ep, nil

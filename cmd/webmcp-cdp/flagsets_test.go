@@ -208,7 +208,7 @@ func TestFlagOfAnotherCommand(t *testing.T) {
 			root.SetOut(io.Discard)
 			root.SetErr(io.Discard)
 			err := root.ExecuteContext(t.Context())
-			if err == nil || exitCode(err) != 2 {
+			if err == nil || cli.ExitCode(err) != 2 {
 				t.Fatalf("got %v, want a usage error (exit status 2)", err)
 			}
 			if !strings.Contains(err.Error(), tc.want) {

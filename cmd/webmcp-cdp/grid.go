@@ -1,20 +1,17 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
-	"github.com/webmcp-cdp/webmcp-cdp/cdp/fleet"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 )
 
 // This file is launch on a Selenium Grid (--selenium URL, or Playwright's
@@ -53,7 +50,7 @@ func (f *gridFlags) grid(getenv func(string) string, lf *launchFlags, opts cdp.L
 		raw = getenv(envSeleniumURL)
 		if raw == "" {
 			if f.capabilities != "" || len(f.headers) > 0 || f.keepAlive != 0 {
-				return nil, usageError(errors.New("--selenium-capabilities, --selenium-header and --selenium-keepalive need --selenium URL (or $" + envSeleniumURL + ")"))
+				return nil, cli.Usage(errors.New("--selenium-capabilities, --selenium-header and --selenium-keepalive need --selenium URL (or $" + envSeleniumURL + ")"))
 			}
 			return nil, nil
 		}
@@ -61,13 +58,13 @@ func (f *gridFlags) grid(getenv func(string) string, lf *launchFlags, opts cdp.L
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, usageError(fmt.Errorf("--selenium %s: give the Grid's http(s):// address, such as http://127.0.0.1:4444", cdp.RedactURL(raw)))
+		return nil, cli.Usage(fmt.Errorf("--selenium %s: give the Grid's http(s):// address, such as http://127.0.0.1:4444", cdp.RedactURL(raw)))
 	}
 	switch {
 	case lf.chrome != "" || lf.channel != "":
-		return nil, usageError(errors.New("--chrome and --channel pick a local browser: on a Grid the node does (set goog:chromeOptions.binary in --selenium-capabilities to choose)"))
+		return nil, cli.Usage(errors.New("--chrome and --channel pick a local browser: on a Grid the node does (set goog:chromeOptions.binary in --selenium-capabilities to choose)"))
 	case lf.userDataDir != "":
-		return nil, usageError(errors.New("--user-data-dir is a local profile: each Grid session has a profile of its own"))
+		return nil, cli.Usage(errors.New("--user-data-dir is a local profile: each Grid session has a profile of its own"))
 	}
 	g := &browsers.GridOptions{URL: u, Args: cdp.RemoteArgs(opts), Tag: browsers.NewTag(), KeepAlive: f.keepAlive}
 	caps := f.capabilities
@@ -75,16 +72,16 @@ func (f *gridFlags) grid(getenv func(string) string, lf *launchFlags, opts cdp.L
 		caps = getenv(envSeleniumCapabilities)
 	}
 	if caps != "" {
-		if err := decodeObject(caps, &g.Capabilities); err != nil {
-			return nil, usageError(fmt.Errorf("--selenium-capabilities (or $%s): %w", envSeleniumCapabilities, err))
+		if err := cli.DecodeObject(caps, &g.Capabilities); err != nil {
+			return nil, cli.Usage(fmt.Errorf("--selenium-capabilities (or $%s): %w", envSeleniumCapabilities, err))
 		}
 	}
 	lines := f.headers
 	if len(lines) == 0 {
 		if env := getenv(envSeleniumHeaders); env != "" {
 			var m map[string]string
-			if err := decodeObject(env, &m); err != nil {
-				return nil, usageError(fmt.Errorf("$%s: %w (its values must be strings)", envSeleniumHeaders, err))
+			if err := cli.DecodeObject(env, &m); err != nil {
+				return nil, cli.Usage(fmt.Errorf("$%s: %w (its values must be strings)", envSeleniumHeaders, err))
 			}
 			for k, v := range m {
 				lines = append(lines, k+": "+v)
@@ -92,55 +89,7 @@ func (f *gridFlags) grid(getenv func(string) string, lf *launchFlags, opts cdp.L
 		}
 	}
 	if g.Header, err = cdp.ParseHeaders(lines); err != nil {
-		return nil, usageError(fmt.Errorf("--selenium-header (or $%s): %w", envSeleniumHeaders, err))
+		return nil, cli.Usage(fmt.Errorf("--selenium-header (or $%s): %w", envSeleniumHeaders, err))
 	}
 	return g, nil
-}
-
-// decodeObject reads a JSON object, alone, into v.
-func decodeObject(s string, v any) error {
-	if !strings.HasPrefix(strings.TrimSpace(s), "{") {
-		return errors.New("not a JSON object: give {\"name\": value, ...}")
-	}
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("not a JSON object: %w", err)
-	}
-	if dec.More() {
-		return errors.New("more than one JSON value: give one object")
-	}
-	return nil
-}
-
-// gridSupplied are n browsers on the Grid, named grid (one) or grid1 to
-// gridN. Before the first is started, the sessions earlier processes left
-// on the Grid are named in the log.
-func gridSupplied(ctx context.Context, opts browsers.GridOptions, n int) []supplied {
-	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if left, err := browsers.NewGrid(opts).Leftovers(lctx); err == nil && len(left) > 0 {
-		ids := make([]string, len(left))
-		for i, l := range left {
-			ids[i] = l.String()
-		}
-		slog.Warn("the Grid has sessions another webmcp-cdp created: left behind by one that did not end cleanly (the Grid's idle timeout ends them), or held by one still running", "sessions", strings.Join(ids, "; "))
-	}
-	return numbered("grid", n, func(name string) supplied {
-		o := opts
-		o.Logger = slog.Default().With("browser", name)
-		return supplied{Browser: fleet.Browser{Name: name, Source: browsers.NewGrid(o), Restart: true, StartFails: true}, failCode: 2}
-	})
-}
-
-// numbered makes n browsers named base (one) or base1 to baseN.
-func numbered(base string, n int, one func(name string) supplied) []supplied {
-	if n == 1 {
-		return []supplied{one(base)}
-	}
-	out := make([]supplied, 0, n)
-	for i := 1; i <= n; i++ {
-		out = append(out, one(fmt.Sprintf("%s%d", base, i)))
-	}
-	return out
 }

@@ -55,7 +55,7 @@ func TestGridFlags(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
 				}
-				if ee, ok := err.(*exitError); !ok || ee.code != 2 {
+				if ee, ok := err.(*cli.ExitError); !ok || ee.Code != 2 {
 					t.Errorf("err = %#v, want exit code 2", err)
 				}
 				if strings.Contains(err.Error(), "dTpw") {

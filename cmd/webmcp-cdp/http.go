@@ -2,16 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/serve"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
@@ -93,73 +91,10 @@ func (f *httpFlags) serveOptions(ctx context.Context) (mcpserver.HTTPOptions, er
 	opts := f.options()
 	a, err := f.oauth.auth(ctx)
 	if err != nil {
-		return opts, &exitError{code: 2, err: err}
+		return opts, &cli.ExitError{Code: 2, Err: err}
 	}
 	opts.Auth = a
 	return opts, nil
-}
-
-// serve serves MCP on the transport the flags choose, until the client
-// goes away (stdio), the browser goes away, or ctx ends.
-func (s *session) serve(ctx context.Context, hf *httpFlags, exited <-chan struct{}, why func() string) error {
-	// Let a state-file write in progress finish before the process goes.
-	defer func() {
-		if err := s.hub.Close(); err != nil {
-			slog.Warn("saving the cached tools failed", "err", err)
-		}
-	}()
-	if hf == nil || hf.addr == "" {
-		return s.serveStdio(ctx, exited, why)
-	}
-	errc := make(chan error, 1)
-	opts, err := hf.serveOptions(ctx)
-	if err != nil {
-		return err
-	}
-	if v, err := cdp.Version(ctx, s.conn); err == nil {
-		opts.Browser = v.Product
-	}
-	opts.Titles = s.browser.Titles
-	opts.StatusLink = printStatusLink
-	if m := s.metrics; m != nil {
-		opts.Metrics = m.Handler()
-	}
-	h, err := s.server.ServeHTTP(opts, errc)
-	if err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	defer h.Close()
-	select {
-	case err := <-errc:
-		return &exitError{code: 2, err: err}
-	case <-s.conn.Done():
-		return s.lost(exited, why)
-	case err := <-s.browser.Fatal():
-		return &exitError{code: 2, err: err}
-	case <-ctx.Done():
-		slog.Info("interrupted; stopping")
-		return nil
-	}
-}
-
-// exitGrace bounds the wait for a launched browser's exit status once its
-// connection is gone: a grace period for the process to end, not a poll.
-const exitGrace = 2 * time.Second
-
-// lost words the end of the browser connection, waiting (up to exitGrace)
-// for the process's own exit status when we launched it.
-func (s *session) lost(exited <-chan struct{}, why func() string) error {
-	reason := fmt.Sprint(s.conn.Err())
-	if exited != nil {
-		grace := time.NewTimer(exitGrace)
-		defer grace.Stop()
-		select {
-		case <-exited:
-			reason = why()
-		case <-grace.C:
-		}
-	}
-	return &exitError{code: 2, err: errors.New("lost the browser: " + reason)}
 }
 
 // browserFlags are the flags of every command that serves a browser: what
@@ -198,26 +133,38 @@ func (f *browserFlags) check() (polyfill.Backend, error) {
 	return backend, nil
 }
 
-// run serves the session where the flags say until it ends.
-func (s *session) run(ctx context.Context, f *browserFlags, exited <-chan struct{}, why func() string) error {
-	stop, err := f.startTelemetry()
+// serving is where the flags say to serve MCP: stdio, --http or --relay.
+func (f *browserFlags) serving(ctx context.Context) (serve.Serving, error) {
+	var sv serve.Serving
+	if f.http.metrics != "" {
+		addr, err := metricsAddr(f.http.metrics)
+		if err != nil {
+			return sv, err
+		}
+		sv.MetricsAddr = addr
+	}
+	if f.relay != nil && f.relay.enabled() {
+		r := f.relay
+		sv.Relay = &serve.RelayOptions{URL: r.url, Token: r.token, Name: r.name, AllowRawCDP: r.allowRawCDP, Insecure: r.insecure}
+		return sv, nil
+	}
+	if f.http.addr != "" {
+		opts, err := f.http.serveOptions(ctx)
+		if err != nil {
+			return sv, err
+		}
+		opts.StatusLink = serve.PrintStatusLink
+		sv.HTTP = &opts
+	}
+	return sv, nil
+}
+
+// run serves s where the flags say until it ends; exited and why are the
+// launched browser's exit and its reason (nil when attached).
+func (f *browserFlags) run(ctx context.Context, s *serve.Session, exited <-chan struct{}, why func() string) error {
+	sv, err := f.serving(ctx)
 	if err != nil {
 		return err
 	}
-	defer stop()
-	s.metrics = f.serve.servedMetrics()
-	if f.relay != nil && f.relay.enabled() {
-		return s.serveRelay(ctx, f.relay, exited, why)
-	}
-	return s.serve(ctx, &f.http, exited, why)
-}
-
-// printStatusLink prints the status page's address on stderr, whatever the
-// log level: with --token it is a one-time link, the only way in.
-func printStatusLink(link string) {
-	if strings.Contains(link, "?once=") {
-		fmt.Fprintf(os.Stderr, "webmcp-cdp: status page (one-time link, good once within 10 minutes): %s\n", link)
-		return
-	}
-	fmt.Fprintf(os.Stderr, "webmcp-cdp: status page: %s\n", link)
+	return s.Run(ctx, sv, exited, why)
 }

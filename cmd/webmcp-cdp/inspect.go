@@ -2,17 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
 	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cibrowser"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
 )
 
@@ -48,15 +45,11 @@ func (f *ciFlags) register(cmd *cobra.Command, calls bool) {
 	fs.MarkDeprecated("settle-timeout", "use --timeout")
 }
 
-// usageError makes err exit with status 2, CI mode's status for a bad
-// command line, spec or browser.
-func usageError(err error) error { return &exitError{code: 2, err: err} }
-
 // usageArgs makes a bad number of arguments exit with status 2.
 func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return usageError(fmt.Errorf("%w (usage: %s)", err, cmd.UseLine()))
+			return cli.Usage(fmt.Errorf("%w (usage: %s)", err, cmd.UseLine()))
 		}
 		return nil
 	}
@@ -67,59 +60,28 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 func startCI(ctx context.Context, f *ciFlags) (*cibrowser.Browser, error) {
 	backend, err := f.sf.check()
 	if err != nil {
-		return nil, usageError(err)
+		return nil, cli.Usage(err)
 	}
 	if f.sf.settle <= 0 || f.timeout < f.sf.settle {
-		return nil, usageError(fmt.Errorf("--settle %s and --timeout %s: both must be positive, and the timeout at least the settle time", f.sf.settle, f.timeout))
+		return nil, cli.Usage(fmt.Errorf("--settle %s and --timeout %s: both must be positive, and the timeout at least the settle time", f.sf.settle, f.timeout))
 	}
 	f.lf.headless = true
 	f.sf.viewport = f.lf.viewport
+	so, err := f.sf.options(backend, false)
+	if err != nil {
+		return nil, cli.Usage(err)
+	}
 	b, err := cibrowser.Start(ctx, cibrowser.Options{
-		Launch: f.lf.options(backend),
-		Serve: func(ctx context.Context, br *browsers.Browser) (*cibrowser.Served, error) {
-			s, err := startSession(ctx, br.Conn(), &f.sf, backend, false)
-			if err != nil {
-				return nil, err
-			}
-			s.releaseFirstList() // CI mode settles each page itself
-			return &cibrowser.Served{
-				Browser: s.browser,
-				Hub:     s.hub,
-				Server:  s.server.MCP(),
-				Lost:    func() error { return errors.Unwrap(s.lost(br.Gone(), br.Reason)) },
-			}, nil
-		},
+		Launch:  f.lf.options(backend),
+		Serve:   so,
 		Settle:  f.sf.settle,
 		Timeout: f.timeout,
 		Version: version,
 	})
 	if err != nil {
-		return nil, usageError(err)
+		return nil, cli.Usage(err)
 	}
 	return b, nil
-}
-
-// outputFormats are the values of inspect's and test's --format.
-func outputFormats() []string { return []string{"text", "json"} }
-
-// checkFormat checks a --format value.
-func checkFormat(format string) error {
-	if !slices.Contains(outputFormats(), format) {
-		return usageError(fmt.Errorf("--format %q: use text or json", format))
-	}
-	return nil
-}
-
-// checkPageURL refuses what a browser would not load as a page address.
-func checkPageURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return usageError(fmt.Errorf("URL %q: %w", raw, err))
-	}
-	if !u.IsAbs() {
-		return usageError(fmt.Errorf("URL %q is not absolute: give the whole address, such as http://127.0.0.1:8080/app/", raw))
-	}
-	return nil
 }
 
 func newInspect() *cobra.Command {
@@ -140,13 +102,13 @@ func newInspect() *cobra.Command {
 			"status of 400 or more, a network error), for a bad command line, or a browser that could not start.",
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkPageURL(args[0]); err != nil {
+			if err := cli.CheckPageURL(args[0]); err != nil {
 				return err
 			}
 			if asJSON {
 				format = "json"
 			}
-			if err := checkFormat(format); err != nil {
+			if err := cli.CheckFormat(format); err != nil {
 				return err
 			}
 			b, err := startCI(cmd.Context(), &f)
@@ -156,7 +118,7 @@ func newInspect() *cobra.Command {
 			defer b.Close()
 			page, err := b.Session().Open(b.Context(), args[0], ci.PageOptions{WaitFor: waitFor})
 			if err != nil {
-				return usageError(b.OpenError(err))
+				return cli.Usage(b.OpenError(err))
 			}
 			in := ci.Inspect(page, f.timeout)
 			out := cmd.OutOrStdout()
@@ -166,10 +128,10 @@ func newInspect() *cobra.Command {
 				err = in.WriteText(out)
 			}
 			if err != nil {
-				return usageError(fmt.Errorf("writing the report: %w", err))
+				return cli.Usage(fmt.Errorf("writing the report: %w", err))
 			}
 			if in.Errors > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%s: %s", args[0], ci.Plural(in.Errors, "lint error"))}
+				return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s: %s", args[0], ci.Plural(in.Errors, "lint error"))}
 			}
 			return nil
 		},
@@ -177,7 +139,7 @@ func newInspect() *cobra.Command {
 	f.register(cmd, false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tools and findings as one JSON object (--format json)")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
-	oneOf(cmd.Flags(), "format", outputFormats())
+	cli.OneOf(cmd.Flags(), "format", cli.OutputFormats())
 	cmd.Flags().StringArrayVar(&waitFor, "wait-for-tool", nil, "wait (up to --timeout) until the page serves this tool, by the page's own name; repeatable")
 	return cmd
 }

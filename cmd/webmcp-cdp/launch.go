@@ -6,33 +6,33 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
 	"github.com/webmcp-cdp/webmcp-cdp/cdp/fleet"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/serve"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 
 type launchFlags struct {
 	chrome      string
-	channel     channelValue
+	channel     cli.Channel
 	headless    bool
 	userDataDir string
 	chromeArgs  []string
 	proxyServer string
 	proxyBypass string
-	viewport    viewportValue
+	viewport    cli.Viewport
 }
 
 func (f *launchFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.chrome, "chrome", "", "browser executable (default $CHROME_PATH, then Chrome, Chrome for Testing, Chromium, Edge or Brave of --channel at their usual install paths, then on PATH)")
 	fs.Var(&f.channel, "channel", "release channel to look for when --chrome is not given: stable, beta, dev or canary")
-	oneOf(fs, "channel", cdp.Channels())
+	cli.OneOf(fs, "channel", cdp.Channels())
 	fs.BoolVar(&f.headless, "headless", false, "force headless mode (default: headful when a display exists, headless otherwise)")
 	fs.StringVar(&f.userDataDir, "user-data-dir", "", "browser profile directory (default: a fresh temporary profile, removed on exit)")
 	fs.StringArrayVar(&f.chromeArgs, "chrome-arg", nil, "extra browser flag, repeatable (e.g. --chrome-arg=--enable-features=WebMCP)")
@@ -51,8 +51,8 @@ func (f *launchFlags) options(backend polyfill.Backend) cdp.LaunchOptions {
 		Channel:      cdp.Channel(f.channel),
 		ProxyServer:  f.proxyServer,
 		ProxyBypass:  f.proxyBypass,
-		WindowWidth:  f.viewport.w,
-		WindowHeight: f.viewport.h,
+		WindowWidth:  f.viewport.W,
+		WindowHeight: f.viewport.H,
 	}
 }
 
@@ -71,8 +71,8 @@ func newLaunch() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if urls, err = startURLs(urls); err != nil {
-				return usageError(err)
+			if urls, err = cli.StartURLs(urls); err != nil {
+				return cli.Usage(err)
 			}
 			ctx := cmd.Context()
 			named, err := ef.named()
@@ -80,7 +80,7 @@ func newLaunch() *cobra.Command {
 				return err
 			}
 			if count < 1 || count > maxBrowsers {
-				return usageError(fmt.Errorf("--browsers %d: give 1 to %d", count, maxBrowsers))
+				return cli.Usage(fmt.Errorf("--browsers %d: give 1 to %d", count, maxBrowsers))
 			}
 			grid, err := gf.grid(os.Getenv, &lf, lf.options(backend))
 			if err != nil {
@@ -88,18 +88,18 @@ func newLaunch() *cobra.Command {
 			}
 			if grid != nil || relaunch || count > 1 || len(named) > 0 {
 				if count > 1 && lf.userDataDir != "" {
-					return usageError(errors.New("--browsers with --user-data-dir: browsers cannot share a profile; drop --user-data-dir (each gets a temporary one)"))
+					return cli.Usage(errors.New("--browsers with --user-data-dir: browsers cannot share a profile; drop --user-data-dir (each gets a temporary one)"))
 				}
 				bf.serve.viewport = lf.viewport
-				var sup []supplied
+				var sup []serve.Supplied
 				if grid != nil {
-					sup = gridSupplied(ctx, *grid, count)
+					sup = serve.GridBrowsers(ctx, *grid, count)
 				} else {
 					opts := lf.options(backend)
-					sup = numbered(launchedName, count, func(name string) supplied {
+					sup = serve.Numbered(launchedName, count, func(name string) serve.Supplied {
 						o := opts
 						o.Logger = slog.Default().With("browser", name)
-						return supplied{Browser: fleet.Browser{Name: name, Source: &browsers.Launch{Options: o}, Restart: relaunch, StartFails: true}}
+						return serve.Supplied{Browser: fleet.Browser{Name: name, Source: &browsers.Launch{Options: o}, Restart: relaunch, StartFails: true}}
 					})
 				}
 				return runMulti(ctx, append(sup, endpointsSupplied(named)...), &bf, backend, false, urls)
@@ -114,16 +114,16 @@ func newLaunch() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tabs, err := s.openURLs(ctx, urls, true)
+			tabs, err := s.OpenURLs(ctx, urls, true)
 			if err != nil {
 				return err
 			}
 			if len(urls) > 0 {
-				go s.settleStartPages(ctx, tabs, s.waitTools)
+				go s.SettleStartPages(ctx, tabs)
 			} else {
-				s.releaseFirstList()
+				s.ReleaseFirstList()
 			}
-			return s.run(ctx, &bf, br.Gone(), br.Reason)
+			return bf.run(ctx, s, br.Gone(), br.Reason)
 		},
 	}
 	lf.register(cmd)
@@ -143,39 +143,3 @@ const launchedName = "local"
 
 // maxBrowsers bounds --browsers.
 const maxBrowsers = 64
-
-// channelValue is the --channel flag: checked when set, so that a bad value
-// from the environment or a config file names its source.
-type channelValue cdp.Channel
-
-func (c *channelValue) String() string { return string(*c) }
-func (c *channelValue) Type() string   { return "channel" }
-func (c *channelValue) Set(s string) error {
-	ch, err := cdp.ParseChannel(s)
-	if err != nil {
-		return fmt.Errorf("invalid channel %q (use stable, beta, dev or canary)", s)
-	}
-	*c = channelValue(ch)
-	return nil
-}
-
-// viewportValue is the --viewport flag, WxH.
-type viewportValue struct{ w, h int }
-
-func (v *viewportValue) String() string {
-	if v.w == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%dx%d", v.w, v.h)
-}
-func (v *viewportValue) Type() string { return "WxH" }
-func (v *viewportValue) Set(s string) error {
-	w, h, ok := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "x")
-	wi, werr := strconv.Atoi(w)
-	hi, herr := strconv.Atoi(h)
-	if !ok || werr != nil || herr != nil || wi < 100 || hi < 100 || wi > 10000 || hi > 10000 {
-		return fmt.Errorf("invalid size %q (try 1280x720; each side 100 to 10000)", s)
-	}
-	v.w, v.h = wi, hi
-	return nil
-}

@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -178,5 +183,43 @@ func TestUpwardImports(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMainIsThin (issue 37): package main turns flags into options and
+// wires; it stays within maxMainLines of non-test Go, and no function of it
+// settles or waits out a quiet period (hub/settle does).
+func TestMainIsThin(t *testing.T) {
+	t.Parallel()
+	const maxMainLines = 2000
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += bytes.Count(src, []byte("\n"))
+		f, err := parser.ParseFile(fset, name, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok {
+				if n := strings.ToLower(fn.Name.Name); strings.Contains(n, "settle") || strings.Contains(n, "quiet") {
+					t.Errorf("%s: func %s settles in package main; the settle rule is hub/settle's", name, fn.Name.Name)
+				}
+			}
+		}
+	}
+	if lines > maxMainLines {
+		t.Errorf("package main has %d lines of non-test Go, more than %d: move what dials, settles, supervises or serves into a package under cmd/webmcp-cdp/ (serve, cli, ...)", lines, maxMainLines)
 	}
 }

@@ -3,8 +3,9 @@
 // into every document over the Chrome DevTools Protocol, and serves the tools
 // that pages register as routed MCP tools.
 //
-// The commands are in one file each; this package only parses flags and
-// wires the packages together.
+// This package turns flags and config into options, wires and maps errors
+// to exit codes; the larger parts live beside it: cli, serve (a browser, or
+// a fleet, served over stdio, HTTP or the relay), cibrowser, relaycmd, bench.
 package main
 
 import (
@@ -20,29 +21,9 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/bench"
 	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/relaycmd"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/logging"
 )
-
-// exitError carries an exit code out of a command.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// exitCode is the exit status of a command that failed with err: the one
-// it carries, else 1.
-func exitCode(err error) int {
-	if ee, ok := errors.AsType[*exitError](err); ok {
-		return ee.code
-	}
-	if ce, ok := errors.AsType[*cli.ExitError](err); ok {
-		return ce.Code
-	}
-	return 1
-}
 
 func main() {
 	// `webmcp-cdp bench --cpuprofile` sets this on the server it measures.
@@ -84,7 +65,7 @@ func main() {
 	stopProfile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "webmcp-cdp:", err)
-		os.Exit(exitCode(err))
+		os.Exit(cli.ExitCode(err))
 	}
 }
 
@@ -105,7 +86,7 @@ func newRoot() *cobra.Command {
 				return nil
 			}
 			if err := cli.ApplyConfig(cmd, os.Getenv); err != nil {
-				return usageError(err)
+				return cli.Usage(err)
 			}
 			// stdout belongs to the MCP stdio transport: logs go to stderr.
 			logger, err := logging.New(os.Stderr, level, logFile)
@@ -117,7 +98,7 @@ func newRoot() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().StringVar(&level, "log-level", "info", "log level: debug, info, warn or error; logs go to stderr, one short line each (full lines at debug)")
-	oneOf(root.PersistentFlags(), "log-level", logging.Levels())
+	cli.OneOf(root.PersistentFlags(), "log-level", logging.Levels())
 	root.PersistentFlags().StringVar(&logFile, "log-file", "", "also write the full log, at debug level, to `FILE` (appended)")
 	root.PersistentFlags().String(cli.ConfigFlag, "", "read flags from a YAML or JSON `FILE` keyed by flag name (see the end of --help)")
 	root.SetUsageTemplate(root.UsageTemplate() + cli.ConfigHelp)
@@ -126,10 +107,10 @@ func newRoot() *cobra.Command {
 	root.SetFlagErrorFunc(cli.FlagError)
 	root.AddCommand(newLaunch(), newAttach(), newDemo(), newPolyfill(), newVersion(), newBench(), newMan())
 	root.AddCommand(newInspect(), newCall(), newTest())
-	root.AddCommand(newRelay(), newConnect())
+	root.AddCommand(relaycmd.NewRelay(), relaycmd.NewConnect(version))
 	// cobra's `completion bash|zsh|fish|powershell`, made now rather than
 	// at Execute so that the docs and the tests see it.
 	root.InitDefaultCompletionCmd()
-	completeValues(root)
+	cli.CompleteValues(root)
 	return root
 }

@@ -2,23 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
-	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/serve"
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/record"
-	"github.com/webmcp-cdp/webmcp-cdp/hub/settle"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/telemetry"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
@@ -59,12 +55,12 @@ type pageFlags struct {
 	ignoreHTTPSErrors bool
 	// viewport is launch's --viewport (attach leaves the user's tabs
 	// their size).
-	viewport viewportValue
+	viewport cli.Viewport
 }
 
 func (f *pageFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.backend, "backend", "auto", "WebMCP implementation: auto (native where the browser has it, else the polyfill), polyfill, or native")
-	oneOf(fs, "backend", polyfill.Backends())
+	cli.OneOf(fs, "backend", polyfill.Backends())
 	fs.DurationVar(&f.settle, "settle", ci.DefaultSettle, "after a page's load event, how long its tools must stay unchanged to count as settled (CI mode's pages, and the start pages a first tools/list waits for)")
 	fs.IntVar(&f.maxTools, "max-tools-per-document", 200, "most tools read from one document; the rest are refused")
 	fs.IntVar(&f.maxDescBytes, "max-description-bytes", hub.DefaultDescriptionBytes, "longest tool description taken from a page; longer tools are refused")
@@ -74,7 +70,7 @@ func (f *pageFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.allowOrigins, "allow-origin", nil, "take tools only from origins matching this pattern, repeatable (e.g. 'https://*.example.com'; * matches any text)")
 	fs.StringArrayVar(&f.denyOrigins, "deny-origin", nil, "never take tools from origins matching this pattern, repeatable (wins over --allow-origin)")
 	fs.StringVar(&f.toolNames, "tool-names", "site", "how page tools, resources and prompts are named: site (<site>_<tool>; resources webmcp://<site>/tab<N>/<uri>) or short (the page's own name while no other site offers the same one; on a clash both fall back to the site's names)")
-	oneOf(fs, "tool-names", hub.NameStyles())
+	cli.OneOf(fs, "tool-names", hub.NameStyles())
 	fs.StringVar(&f.userAgent, "user-agent", "", "the user agent that pages see (navigator.userAgent and the User-Agent header), in every tab followed")
 	fs.BoolVar(&f.ignoreHTTPSErrors, "ignore-https-errors", false, "load pages whose certificate is not valid (self-signed local dev certificates); browser-wide, also when attaching")
 }
@@ -86,7 +82,7 @@ func (f *serveFlags) recorder(logger *slog.Logger) (*record.Recorder, error) {
 	}
 	r, err := record.New(record.Options{File: f.record, Logger: logger})
 	if err != nil {
-		return nil, usageError(err)
+		return nil, cli.Usage(err)
 	}
 	logger.Info("recording the session's calls as a spec", "file", f.record)
 	return r, nil
@@ -138,13 +134,7 @@ type callFlags struct {
 func (f *callFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.callTimeout, "call-timeout", 30*time.Second, "longest time a tool call may take")
 	fs.IntVar(&f.maxResultBytes, "max-result-bytes", 1<<20, "longest result text passed to the client; longer is cut with a notice")
-	registerDialogs(fs, &f.dialogs)
-}
-
-// registerDialogs adds --dialogs (call flags, and connect's own).
-func registerDialogs(fs *pflag.FlagSet, p *string) {
-	fs.StringVar(p, "dialogs", "fail", "a page dialog during a call, when the client cannot be asked (no elicitation): accept, dismiss, or fail (dismiss it and return an error)")
-	oneOf(fs, "dialogs", mcpserver.DialogPolicies())
+	cli.RegisterDialogs(fs, &f.dialogs)
 }
 
 func (f *callFlags) check() error {
@@ -198,9 +188,9 @@ func (f *serveFlags) registerServing(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noTabTools, "no-tab-tools", false, "do not offer the webmcp_*_tab tools (open, activate, reload, close)")
 	fs.DurationVar(&f.waitTools, "wait-tools", 10*time.Second, "hold a client's first tools/list until each start page has loaded and its tools settled (--settle), or with attach and no URLs until the open tabs are read, at most this long; 0 answers at once")
 	fs.StringVar(&f.confirm, "confirm", "none", "ask the client before calling: consequential (tools marked consequentialHint), writes (every tool not marked readOnlyHint), or none")
-	oneOf(fs, "confirm", mcpserver.ConfirmPolicies())
+	cli.OneOf(fs, "confirm", mcpserver.ConfirmPolicies())
 	fs.StringVar(&f.list, "list", "all", "which page tools tools/list holds: all, active (the active tab's; the rest stay reachable through webmcp_list_tools and webmcp_call), or active+cached (also cached tools of closed pages)")
-	oneOf(fs, "list", mcpserver.ListModes())
+	cli.OneOf(fs, "list", mcpserver.ListModes())
 	fs.IntVar(&f.maxListed, "max-listed-tools", 0, "most tools in tools/list, the server's own included (the active tab's first, then the most recently used tabs'); 0 for no cap, else at least 7 (3 with --no-tab-tools)")
 	fs.IntVar(&f.maxInflight, "max-inflight-per-tab", 16, "most tool calls running in one tab; more are refused until one finishes")
 	fs.StringVar(&f.stateDir, "state-dir", hub.DefaultStateDir(), "directory of the state file that keeps cached tools (annotations.cache) across restarts; empty keeps them in memory only")
@@ -238,8 +228,8 @@ func (f *serveFlags) cdpOptions(backend polyfill.Backend, reloadExisting bool, l
 		Limits:         cdp.Limits{MaxTools: f.maxTools, MaxResult: f.maxResultBytes, MaxDescription: f.maxDescBytes, MaxSchema: f.maxSchemaBytes},
 		ReloadExisting: reloadExisting,
 		UserAgent:      f.userAgent,
-		ViewportWidth:  f.viewport.w,
-		ViewportHeight: f.viewport.h,
+		ViewportWidth:  f.viewport.W,
+		ViewportHeight: f.viewport.H,
 		Logger:         logger,
 		PageTimes:      f.tel.Tracing(),
 	}
@@ -280,112 +270,32 @@ func (f *serveFlags) serverOptions(logger *slog.Logger) mcpserver.Options {
 	}
 }
 
-// session is a browser being served: the instrumented browser, the hub and
-// the MCP server over it.
-type session struct {
-	browser *cdp.Browser
-	hub     *hub.Hub
-	server  *mcpserver.Server
-	conn    *cdp.Conn
-	// firstList is closed once a client's first tools/list may be
-	// answered (see settleStartPages).
-	firstList chan struct{}
-	listOnce  sync.Once
-	waitTools time.Duration // --wait-tools
-	settle    time.Duration // --settle
-	// regs notes the start pages' loads and registrations until then.
-	regs *settle.Registrations
-	// metrics are served at /metrics of --http (nil: off).
-	metrics *telemetry.Metrics
+// options are serve.Options from the flags.
+func (f *serveFlags) options(backend polyfill.Backend, reloadExisting bool) (*serve.Options, error) {
+	logger := slog.Default()
+	o := &serve.Options{
+		CDP:               f.cdpOptions(backend, reloadExisting, logger),
+		Hub:               f.hubOptions(logger),
+		Server:            f.serverOptions(logger),
+		TabTools:          !f.noTabTools,
+		IgnoreHTTPSErrors: f.ignoreHTTPSErrors,
+		Telemetry:         f.tel,
+		WaitTools:         f.waitTools,
+		Settle:            f.settle,
+	}
+	var err error
+	if o.Server.Recorder, err = f.recorder(logger); err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
-// startSession instruments the browser behind conn and builds the MCP
-// server over it.
-func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend polyfill.Backend, reloadExisting bool) (*session, error) {
-	logger := slog.Default()
-	b, err := cdp.NewBrowser(conn, f.cdpOptions(backend, reloadExisting, logger))
+// startSession instruments the browser behind conn and builds the hub and
+// the MCP server over it, as the flags say.
+func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend polyfill.Backend, reloadExisting bool) (*serve.Session, error) {
+	o, err := f.options(backend, reloadExisting)
 	if err != nil {
 		return nil, err
 	}
-	if f.ignoreHTTPSErrors {
-		if err := cdp.IgnoreCertificateErrors(ctx, conn); err != nil {
-			return nil, fmt.Errorf("--ignore-https-errors: %w", err)
-		}
-		logger.Warn("--ignore-https-errors: the browser loads pages whose certificate is not valid, in every tab")
-	}
-	h := hub.New(b, f.hubOptions(logger))
-	opts := f.serverOptions(logger)
-	if !f.noTabTools {
-		opts.Tabs = b
-	}
-	if opts.Recorder, err = f.recorder(logger); err != nil {
-		return nil, err
-	}
-	firstList := make(chan struct{})
-	opts.FirstList = firstList
-	srv := mcpserver.New(ctx, h, opts)
-	watchTelemetry(f.tel, h, srv, nil)
-	regs := settle.NewRegistrations(nil)
-	if err := b.Start(ctx, noting{tabLog: &tabLog{Hub: h, log: logger, tabs: map[string]tabSeen{}}, regs: regs}); err != nil {
-		return nil, err
-	}
-	// Off the path to the start pages: asking costs a round trip.
-	go func() {
-		if v, err := cdp.Version(ctx, conn); err == nil {
-			logger.Info("browser ready", "product", v.Product, "backend", backend)
-		}
-	}()
-	return &session{browser: b, hub: h, server: srv, conn: conn, firstList: firstList, waitTools: f.waitTools, settle: f.settle, regs: regs}, nil
-}
-
-// releaseFirstList lets clients' first tools/list be answered.
-func (s *session) releaseFirstList() {
-	s.listOnce.Do(func() {
-		close(s.firstList)
-		s.regs.Stop()
-	})
-}
-
-// serveStdio serves MCP on stdin/stdout until the client goes away (nil), the
-// browser goes away, or ctx ends, ending as runStdio says.
-func (s *session) serveStdio(ctx context.Context, exited <-chan struct{}, why func() string) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := runStdio(ctx, s.server.MCP(), s.server)
-	select {
-	case err := <-done:
-		return err
-	case <-s.conn.Done():
-		return s.lost(exited, why)
-	case err := <-s.browser.Fatal():
-		return &exitError{code: 2, err: err}
-	case <-ctx.Done():
-		slog.Info("interrupted; stopping")
-		return nil
-	}
-}
-
-// runStdio runs srv on stdin/stdout over mcpserver.StdioTransport, so a bad
-// line from the client gets an error reply and the session goes on; fast,
-// when set, is the local Server behind srv, whose page-tool calls then skip
-// the SDK. The channel gets the command's result when the session ends: nil
-// for the end of stdin ("the client went away") or ctx ending (not logged:
-// the caller knows why it ended ctx), and exit code 1 with the reason for any
-// other end (stdout closed).
-func runStdio(ctx context.Context, srv *mcp.Server, fast *mcpserver.Server) <-chan error {
-	done := make(chan error, 1)
-	tr := &mcpserver.StdioTransport{In: os.Stdin, Out: os.Stdout, Server: fast}
-	go func() {
-		err := srv.Run(ctx, tr)
-		switch {
-		case ctx.Err() != nil:
-			done <- nil // the caller says why ctx ended
-		case err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF):
-			done <- &exitError{code: 1, err: fmt.Errorf("the MCP session on stdio ended: %w", err)}
-		default:
-			slog.Info("the MCP client went away; stopping")
-			done <- nil
-		}
-	}()
-	return done
+	return serve.Start(ctx, conn, o)
 }

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
 )
 
@@ -32,15 +32,15 @@ func newTest() *cobra.Command {
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			file := args[0]
-			if err := checkFormat(format); err != nil {
+			if err := cli.CheckFormat(format); err != nil {
 				return err
 			}
 			spec, err := ci.LoadSpec(file)
 			if err != nil {
-				return usageError(err)
+				return cli.Usage(err)
 			}
 			if err := spec.Substitute(os.LookupEnv); err != nil {
-				return usageError(err)
+				return cli.Usage(err)
 			}
 			base := baseURL
 			if dir := spec.ServeDir(); dir != "" {
@@ -49,7 +49,7 @@ func newTest() *cobra.Command {
 				} else {
 					served, stop, err := ci.ServeDir(dir)
 					if err != nil {
-						return usageError(fmt.Errorf("%s: %w", file, err))
+						return cli.Usage(fmt.Errorf("%s: %w", file, err))
 					}
 					defer stop()
 					slog.Info("serving the spec's directory", "dir", dir, "url", served)
@@ -58,14 +58,14 @@ func newTest() *cobra.Command {
 			}
 			urls, err := spec.URLs(base)
 			if err != nil {
-				return usageError(err)
+				return cli.Usage(err)
 			}
 			var junitFile *os.File
 			if junit != "" {
 				// Create it now: a path that cannot be written fails before
 				// the browser starts.
 				if junitFile, err = os.Create(junit); err != nil {
-					return usageError(fmt.Errorf("--junit: %w", err))
+					return cli.Usage(fmt.Errorf("--junit: %w", err))
 				}
 				defer junitFile.Close()
 			}
@@ -81,23 +81,27 @@ func newTest() *cobra.Command {
 			}
 			rep := (&ci.Runner{Session: b.Session(), Out: progress, Update: update}).Run(b.Context(), file, spec, urls)
 			if update {
-				if err := writeUpdates(progress, file, rep.Updates); err != nil {
-					return usageError(err)
+				if err := ci.WriteUpdates(progress, file, rep.Updates); err != nil {
+					return cli.Usage(err)
 				}
 			}
-			if err := writeReports(rep, cmd.OutOrStdout(), annotations, format, junit, junitFile); err != nil {
-				return usageError(err)
+			outs := ci.Outputs{Stdout: cmd.OutOrStdout(), Annotations: annotations, Format: format, JUnitName: junit, Getenv: os.Getenv}
+			if junitFile != nil { // (a nil *os.File is not a nil io.WriteCloser)
+				outs.JUnit = junitFile
+			}
+			if err := rep.WriteOutputs(outs); err != nil {
+				return cli.Usage(err)
 			}
 			if lost := b.Lost(); lost != nil {
-				return usageError(lost)
+				return cli.Usage(lost)
 			}
 			n := rep.Counts()
 			total := n.Passed + n.Failed + n.Errors + n.Skipped
 			if n.Errors > 0 {
-				return &exitError{code: 2, err: fmt.Errorf("%s could not run (a page did not load); %d of %d checks failed", ci.Plural(n.Errors, "check"), n.Failed, total)}
+				return &cli.ExitError{Code: 2, Err: fmt.Errorf("%s could not run (a page did not load); %d of %d checks failed", ci.Plural(n.Errors, "check"), n.Failed, total)}
 			}
 			if n.Failed > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%d of %d checks failed", n.Failed, total)}
+				return &cli.ExitError{Code: 1, Err: fmt.Errorf("%d of %d checks failed", n.Failed, total)}
 			}
 			return nil
 		},
@@ -107,63 +111,6 @@ func newTest() *cobra.Command {
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "URL that relative page URLs resolve against (overrides the spec's base and serve)")
 	cmd.Flags().BoolVar(&update, "update", false, "take the results whose snapshot differs as the new snapshots: rewrite them in FILE (keeping ignore and matches marks) and print what changed")
 	cmd.Flags().StringVar(&format, "format", "text", "output: text (each check as it runs), or json (one JSON report on stdout; the progress goes to stderr)")
-	oneOf(cmd.Flags(), "format", outputFormats())
+	cli.OneOf(cmd.Flags(), "format", cli.OutputFormats())
 	return cmd
-}
-
-// writeUpdates writes --update's new snapshots into the spec file and
-// prints what changed.
-func writeUpdates(out io.Writer, file string, ups []ci.SnapshotUpdate) error {
-	if len(ups) == 0 {
-		fmt.Fprintf(out, "--update: every snapshot still holds; %s is unchanged\n", file)
-		return nil
-	}
-	if err := ci.UpdateSnapshots(file, ups); err != nil {
-		return fmt.Errorf("--update: %w", err)
-	}
-	fmt.Fprintf(out, "--update: rewrote %s in %s:\n", ci.Plural(len(ups), "snapshot"), file)
-	for _, u := range ups {
-		fmt.Fprintf(out, "  %s (pages[%d].calls[%d]):\n", u.Name, u.Page, u.Call)
-		for _, l := range u.Diff {
-			fmt.Fprintf(out, "    %s\n", l)
-		}
-	}
-	return nil
-}
-
-// writeReports writes the JSON report, the JUnit file, and, in GitHub
-// Actions, the annotations and the step summary.
-func writeReports(rep *ci.Report, stdout, annotations io.Writer, format, junit string, junitFile *os.File) error {
-	if format == "json" {
-		if err := rep.WriteJSON(stdout); err != nil {
-			return fmt.Errorf("writing the JSON report: %w", err)
-		}
-	}
-	if junitFile != nil {
-		if err := rep.WriteJUnit(junitFile); err != nil {
-			return fmt.Errorf("--junit %s: %w", junit, err)
-		}
-		if err := junitFile.Close(); err != nil {
-			return fmt.Errorf("--junit %s: %w", junit, err)
-		}
-	}
-	if os.Getenv("GITHUB_ACTIONS") == "true" {
-		if err := rep.WriteAnnotations(annotations, rep.Name); err != nil {
-			return fmt.Errorf("writing the GitHub annotations: %w", err)
-		}
-	}
-	if path := os.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
-		sf, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			return fmt.Errorf("GITHUB_STEP_SUMMARY: %w", err)
-		}
-		err = rep.WriteSummary(sf)
-		if cerr := sf.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %w", path, err)
-		}
-	}
-	return nil
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/serve"
 )
 
 func newVersion() *cobra.Command {
@@ -19,12 +19,7 @@ func newVersion() *cobra.Command {
 			if browserURL == "" {
 				return nil
 			}
-			conn, err := cdp.Attach(cmd.Context(), cdp.Endpoint{BrowserURL: browserURL}, nil)
-			if err != nil {
-				return err
-			}
-			defer conn.Close()
-			v, err := cdp.Version(cmd.Context(), conn)
+			v, err := serve.BrowserVersion(cmd.Context(), browserURL)
 			if err != nil {
 				return err
 			}

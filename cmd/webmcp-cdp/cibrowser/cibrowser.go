@@ -22,7 +22,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
-	"github.com/webmcp-cdp/webmcp-cdp/hub"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/serve"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
 )
@@ -32,26 +32,14 @@ type Options struct {
 	// Launch are the browser's launch options; the caller makes them
 	// headless.
 	Launch cdp.LaunchOptions
-	// Serve instruments the launched browser and builds the MCP server over
-	// it. Start ends the browser when Serve fails.
-	Serve func(ctx context.Context, br *browsers.Browser) (*Served, error)
+	// Serve are the options of the session served over the launched
+	// browser (serve.Start); CI mode settles each page itself, so clients'
+	// first tools/list is not held.
+	Serve *serve.Options
 	// Settle and Timeout are the session's (ci.Session).
 	Settle, Timeout time.Duration
 	// Version is the in-memory MCP client's version.
 	Version string
-}
-
-// Served is what Options.Serve built over the browser.
-type Served struct {
-	// Browser is the instrumented browser; Start enables its diagnosis.
-	Browser *cdp.Browser
-	// Hub is the catalog the browser reports into.
-	Hub *hub.Hub
-	// Server is the MCP server the in-memory client connects to.
-	Server *mcp.Server
-	// Lost words the end of the browser connection; Start calls it once
-	// the connection is done.
-	Lost func() error
 }
 
 // Browser is a headless browser for CI mode, with an MCP client on its
@@ -63,7 +51,7 @@ type Browser struct {
 	close  func()
 }
 
-// Start launches headless Chromium, instruments it with opts.Serve and
+// Start launches headless Chromium, serves it with opts.Serve and
 // connects the MCP client. The browser is watched until Close: when it goes
 // away, or its instrumentation fails, Context ends with the reason.
 func Start(ctx context.Context, opts Options) (*Browser, error) {
@@ -72,14 +60,15 @@ func Start(ctx context.Context, opts Options) (*Browser, error) {
 		return nil, err
 	}
 	end := func() { br.End(context.WithoutCancel(ctx)) }
-	s, err := opts.Serve(ctx, br)
+	s, err := serve.Start(ctx, br.Conn(), opts.Serve)
 	if err != nil {
 		end()
 		return nil, err
 	}
+	s.ReleaseFirstList()
 	s.Browser.EnableDiagnosis()
 	clientT, serverT := mcp.NewInMemoryTransports()
-	if _, err := s.Server.Connect(ctx, serverT, nil); err != nil {
+	if _, err := s.Server.MCP().Connect(ctx, serverT, nil); err != nil {
 		end()
 		return nil, fmt.Errorf("connecting CI mode's MCP client: %w", err)
 	}
@@ -92,7 +81,7 @@ func Start(ctx context.Context, opts Options) (*Browser, error) {
 	go func() {
 		select {
 		case <-br.Conn().Done():
-			cancel(s.Lost())
+			cancel(errors.Unwrap(s.Lost(br.Gone(), br.Reason)))
 		case err := <-s.Browser.Fatal():
 			cancel(err)
 		case <-runCtx.Done():

@@ -4,6 +4,8 @@
 // worded for the reader, and the exit status an error carries.
 package cli
 
+import "errors"
+
 // ExitError ends the program with exit status Code, printing Err.
 type ExitError struct {
 	Code int
@@ -16,3 +18,12 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // Usage is a usage error: a bad command line or configuration, exit
 // status 2.
 func Usage(err error) error { return &ExitError{Code: 2, Err: err} }
+
+// ExitCode is the exit status of a command that failed with err: the one
+// it carries, else 1.
+func ExitCode(err error) int {
+	if ce, ok := errors.AsType[*ExitError](err); ok {
+		return ce.Code
+	}
+	return 1
+}

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"log/slog"
@@ -19,6 +19,11 @@ type tabLog struct {
 	log  *slog.Logger
 	mu   sync.Mutex
 	tabs map[string]tabSeen
+}
+
+// newTabLog returns the hub h as a browser's sink, logging to log.
+func newTabLog(h *hub.Hub, log *slog.Logger) *tabLog {
+	return &tabLog{Hub: h, log: log, tabs: map[string]tabSeen{}}
 }
 
 // tabSeen is what tabLog logged of a tab.

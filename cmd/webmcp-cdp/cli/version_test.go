@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"runtime/debug"
@@ -28,7 +28,7 @@ func TestBuildVersion(t *testing.T) {
 		{"no VCS information", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true, "devel"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := buildVersion(tc.info, tc.ok); got != tc.want {
+			if got := BuildVersion(tc.info, tc.ok); got != tc.want {
 				t.Errorf("buildVersion = %q, want %q", got, tc.want)
 			}
 		})
@@ -41,8 +41,8 @@ func TestStampedOr(t *testing.T) {
 		{"v1.2.3", "devel", "v1.2.3"},
 		{"", "devel-4e21386aa0b1", "devel-4e21386aa0b1"},
 	} {
-		if got := stampedOr(tc.stamped, tc.fallback); got != tc.want {
-			t.Errorf("stampedOr(%q, %q) = %q, want %q", tc.stamped, tc.fallback, got, tc.want)
+		if got := StampedOr(tc.stamped, tc.fallback); got != tc.want {
+			t.Errorf("StampedOr(%q, %q) = %q, want %q", tc.stamped, tc.fallback, got, tc.want)
 		}
 	}
 }

@@ -1,12 +1,10 @@
-package main
+package cli
 
 import (
 	"fmt"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 )
 
 // This file completes the values of flags that take one of a known set,
@@ -15,30 +13,30 @@ import (
 // the same list its check uses (polyfill.Backends for --backend, say), and
 // one pass over the command tree hands each to cobra: no second list.
 
-// valuesAnnotation is the pflag annotation that holds a flag's values.
-const valuesAnnotation = "webmcp-cdp/values"
+// ValuesAnnotation is the pflag annotation that holds a flag's values.
+const ValuesAnnotation = "webmcp-cdp/values"
 
-// oneOf notes on the flag name of fs the values it takes, for completion.
+// OneOf notes on the flag name of fs the values it takes, for completion.
 // The flag must be registered first.
-func oneOf[T ~string](fs *pflag.FlagSet, name string, values []T) {
+func OneOf[T ~string](fs *pflag.FlagSet, name string, values []T) {
 	vs := make([]string, len(values))
 	for i, v := range values {
 		vs[i] = string(v)
 	}
-	if err := fs.SetAnnotation(name, valuesAnnotation, vs); err != nil {
+	if err := fs.SetAnnotation(name, ValuesAnnotation, vs); err != nil {
 		panic(fmt.Sprintf("completion of --%s: %v", name, err)) // a flag registered after its values
 	}
 }
 
-// completeValues registers, on every command from root down, the
-// completion of each flag that oneOf noted. Other flags complete as cobra
+// CompleteValues registers, on every command from root down, the
+// completion of each flag that OneOf noted. Other flags complete as cobra
 // does by default (file names).
-func completeValues(root *cobra.Command) {
+func CompleteValues(root *cobra.Command) {
 	done := map[*pflag.Flag]bool{}
-	cli.EachCommand(root, func(c *cobra.Command) {
+	EachCommand(root, func(c *cobra.Command) {
 		for _, fs := range []*pflag.FlagSet{c.PersistentFlags(), c.Flags()} {
 			fs.VisitAll(func(f *pflag.Flag) {
-				vals, ok := f.Annotations[valuesAnnotation]
+				vals, ok := f.Annotations[ValuesAnnotation]
 				if !ok || done[f] {
 					return
 				}

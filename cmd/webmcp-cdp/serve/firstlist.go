@@ -1,11 +1,10 @@
-package main
+package serve
 
 import (
 	"context"
 	"errors"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/settle"
@@ -35,24 +34,24 @@ func (n noting) DropDoc(key string) {
 	n.tabLog.DropDoc(key)
 }
 
-// openURLs opens the start URLs in new tabs, all at once, and returns their
+// OpenURLs opens the start URLs in new tabs, all at once, and returns their
 // tabs once each page's navigation has begun; the pages go on loading (see
-// settleStartPages). It then closes the empty tab the browser started with
+// SettleStartPages). It then closes the empty tab the browser started with
 // when closeBlank is set. (Navigating that tab instead leaves a session on
 // which Page.reload fails with "Not attached to an active page".) A page
 // that could not load keeps its tab, on its error page: the site may come
 // back.
-func (s *session) openURLs(ctx context.Context, urls []string, closeBlank bool) ([]string, error) {
+func (s *Session) OpenURLs(ctx context.Context, urls []string, closeBlank bool) ([]string, error) {
 	blank := ""
 	if closeBlank {
-		blank = s.browser.BlankTab()
+		blank = s.Browser.BlankTab()
 	}
 	tabs := make([]string, len(urls))
 	errs := make([]error, len(urls))
 	var wg sync.WaitGroup
 	for i, u := range urls {
 		wg.Go(func() {
-			tab, loaded, err := s.browser.OpenLoaded(ctx, u)
+			tab, loaded, err := s.Browser.OpenLoaded(ctx, u)
 			if le, ok := errors.AsType[*cdp.LoadError](err); ok {
 				slog.Warn("a start URL did not load", "url", u, "err", le.Text)
 				err = nil
@@ -71,17 +70,25 @@ func (s *session) openURLs(ctx context.Context, urls []string, closeBlank bool) 
 		return nil, err
 	}
 	if blank != "" && len(urls) > 0 {
-		if err := s.browser.CloseTab(ctx, blank); err != nil {
+		if err := s.Browser.CloseTab(ctx, blank); err != nil {
 			slog.Debug("closing the start tab", "err", err)
 		}
 	}
 	return tabs, nil
 }
 
-// settleStartPages releases the first tools/list once the start tabs
-// settled (settle.StartPages), after max, or when ctx ends.
-func (s *session) settleStartPages(ctx context.Context, tabs []string, max time.Duration) {
-	defer s.releaseFirstList()
-	settle.StartPages{Tabs: tabs, Regs: s.regs, Browser: s.browser, Quiet: s.settle, Wait: max,
-		Tools: func() int { return len(s.hub.Tools()) }}.Run(ctx)
+// SettleStartPages releases the first tools/list once the start tabs
+// settled (settle.StartPages), after WaitTools, or when ctx ends.
+func (s *Session) SettleStartPages(ctx context.Context, tabs []string) {
+	defer s.ReleaseFirstList()
+	settle.StartPages{Tabs: tabs, Regs: s.regs, Browser: s.Browser, Quiet: s.settle, Wait: s.waitTools,
+		Tools: func() int { return len(s.Hub.Tools()) }}.Run(ctx)
+}
+
+// SettleExisting holds clients' first tools/list until the tabs that were
+// open before attach are read and listed (settle.Existing), at most
+// WaitTools.
+func (s *Session) SettleExisting(ctx context.Context) {
+	defer s.ReleaseFirstList()
+	settle.Existing(ctx, s.Browser, s.Server, s.waitTools)
 }

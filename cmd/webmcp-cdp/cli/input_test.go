@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -23,15 +23,15 @@ func TestStartURL(t *testing.T) {
 		{in: "/path/only", err: "has no host"},
 		{in: "http://", err: "not a valid URL"},
 	} {
-		got, err := startURL(tc.in)
+		got, err := StartURL(tc.in)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("startURL(%q) = %q, %v; want an error with %q", tc.in, got, err, tc.err)
+				t.Errorf("StartURL(%q) = %q, %v; want an error with %q", tc.in, got, err, tc.err)
 			}
 			continue
 		}
 		if err != nil || got != tc.want {
-			t.Errorf("startURL(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+			t.Errorf("StartURL(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
 	}
 }
@@ -49,8 +49,8 @@ func TestJSONAt(t *testing.T) {
 		if err == nil {
 			t.Fatalf("%q parsed", tc.in)
 		}
-		if got := jsonAt([]byte(tc.in), err); !strings.HasPrefix(got, tc.want) {
-			t.Errorf("jsonAt(%q) = %q, want %q...", tc.in, got, tc.want)
+		if got := JSONAt([]byte(tc.in), err); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("JSONAt(%q) = %q, want %q...", tc.in, got, tc.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -15,11 +16,11 @@ import (
 // opaqueSchemes are schemes written without "//".
 var opaqueSchemes = []string{"about:", "data:", "blob:", "file:", "chrome:", "edge:", "view-source:", "javascript:"}
 
-// startURL returns the URL to open for s: as given when it has a scheme;
+// StartURL returns the URL to open for s: as given when it has a scheme;
 // with http:// added when it names a loopback host (localhost:8080/app,
 // 127.0.0.1, [::1], *.localhost); an error saying to add the scheme
 // otherwise.
-func startURL(s string) (string, error) {
+func StartURL(s string) (string, error) {
 	t := strings.TrimSpace(s)
 	lower := strings.ToLower(t)
 	if strings.Contains(t, "://") {
@@ -54,20 +55,20 @@ func startURL(s string) (string, error) {
 	return "http://" + t, nil
 }
 
-// startURLs applies startURL to each URL.
-func startURLs(urls []string) ([]string, error) {
+// StartURLs applies StartURL to each URL.
+func StartURLs(urls []string) ([]string, error) {
 	out := make([]string, len(urls))
 	for i, u := range urls {
 		var err error
-		if out[i], err = startURL(u); err != nil {
+		if out[i], err = StartURL(u); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// jsonAt adds the line and column of a JSON error in data to err's text.
-func jsonAt(data []byte, err error) string {
+// JSONAt adds the line and column of a JSON error in data to err's text.
+func JSONAt(data []byte, err error) string {
 	// Offset counts the bytes read, the bad one included.
 	var off int64 = -1
 	msg := err.Error()
@@ -95,4 +96,43 @@ func jsonAt(data []byte, err error) string {
 		}
 	}
 	return fmt.Sprintf("line %d, column %d: %s", line, col, msg)
+}
+
+// DecodeObject reads a JSON object, alone, into v.
+func DecodeObject(s string, v any) error {
+	if !strings.HasPrefix(strings.TrimSpace(s), "{") {
+		return errors.New("not a JSON object: give {\"name\": value, ...}")
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("not a JSON object: %w", err)
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value: give one object")
+	}
+	return nil
+}
+
+// OutputFormats are the values of inspect's and test's --format.
+func OutputFormats() []string { return []string{"text", "json"} }
+
+// CheckFormat checks a --format value.
+func CheckFormat(format string) error {
+	if !slices.Contains(OutputFormats(), format) {
+		return Usage(fmt.Errorf("--format %q: use text or json", format))
+	}
+	return nil
+}
+
+// CheckPageURL refuses what a browser would not load as a page address.
+func CheckPageURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Usage(fmt.Errorf("URL %q: %w", raw, err))
+	}
+	if !u.IsAbs() {
+		return Usage(fmt.Errorf("URL %q is not absolute: give the whole address, such as http://127.0.0.1:8080/app/", raw))
+	}
+	return nil
 }
