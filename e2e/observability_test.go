@@ -311,7 +311,7 @@ func TestObservabilityStdio(t *testing.T) {
 	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+otlp.url, "OTEL_BSP_SCHEDULE_DELAY=100")
 	c := startCmd(t, nil, "", cmd)
 	tools := c.waitFor("the shop's tools", hasSuffix("search_products", 1))
-	checkCallSpans(t, otlp, c, toolWithSuffix(tools, "search_products")[0], map[string]any{"text": "mug"}, true)
+	checkCallSpans(t, otlp, c, toolWithSuffix(tools, "search_products")[0], map[string]any{"text": "mug"})
 	if !c.stderr.waitFor("serving Prometheus metrics", 5*time.Second) {
 		t.Fatalf("no --metrics listener:\n%s", c.stderr.String())
 	}
@@ -335,16 +335,14 @@ func TestObservabilityPageExecute(t *testing.T) {
 		args  []string
 		tool  string
 		input map[string]any
-		// underClient: the call's span is a child of the client's. A page
-		// server's tool runs in the background (handleCall, to relay the
-		// server's questions), whose context has not the client's trace:
-		// its call starts a trace of its own.
-		underClient bool
 	}{
+		// A page server's tool runs in the background (handleCall, to relay
+		// the server's questions): its call's span is under the client's
+		// all the same.
 		{"mcp-b", func(t *testing.T) string { return serveMCPB(t, mcpbShop, nil) + "/index.html" },
-			[]string{"--state-dir", t.TempDir()}, "add_to_cart", map[string]any{"sku": "A1", "qty": 1}, false},
+			[]string{"--state-dir", t.TempDir()}, "add_to_cart", map[string]any{"sku": "A1", "qty": 1}},
 		{"native", func(t *testing.T) string { return serveFixtures(t) + "/current/" },
-			[]string{"--backend", "native", "--chrome-arg=--enable-features=WebMCP"}, "echo", map[string]any{"text": "hi"}, true},
+			[]string{"--backend", "native", "--chrome-arg=--enable-features=WebMCP"}, "echo", map[string]any{"text": "hi"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -353,16 +351,16 @@ func TestObservabilityPageExecute(t *testing.T) {
 			cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+otlp.url, "OTEL_BSP_SCHEDULE_DELAY=100")
 			c := startCmd(t, nil, "", cmd)
 			tools := c.waitFor("the page's tools", hasSuffix(tc.tool, 1))
-			checkCallSpans(t, otlp, c, toolWithSuffix(tools, tc.tool)[0], tc.input, tc.underClient)
+			checkCallSpans(t, otlp, c, toolWithSuffix(tools, tc.tool)[0], tc.input)
 		})
 	}
 }
 
 // checkCallSpans calls tool under a traceparent of its own and checks the
-// call's span tree: the call (under the client's span when underClient),
-// validation and the round trip under the call, and the page's execution
-// under the round trip, within it.
-func checkCallSpans(t *testing.T, otlp *otlpReceiver, c *client, tool string, args map[string]any, underClient bool) {
+// call's span tree: the call under the client's span, validation and the
+// round trip under the call, and the page's execution under the round
+// trip, within it.
+func checkCallSpans(t *testing.T, otlp *otlpReceiver, c *client, tool string, args map[string]any) {
 	t.Helper()
 	traceID, parentID := randomHex(t, 16), randomHex(t, 8)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -372,36 +370,25 @@ func checkCallSpans(t *testing.T, otlp *otlpReceiver, c *client, tool string, ar
 	if err != nil || res.IsError {
 		t.Fatalf("%s: %v %v", tool, err, res)
 	}
-	// The call's trace: the client's, or (not underClient) the one of the
-	// call's span.
-	traceOf := func(spans []receivedSpan) string {
-		for _, s := range spans {
-			if s.span.GetName() == "tools/call "+tool && !underClient {
-				return hex.EncodeToString(s.span.GetTraceId())
-			}
-		}
-		return traceID
-	}
 	spans := otlp.wait(t, 20*time.Second, "the call's spans", func(spans []receivedSpan) bool {
-		n, trace := 0, traceOf(spans)
+		n := 0
 		for _, s := range spans {
-			if hex.EncodeToString(s.span.GetTraceId()) == trace {
+			if hex.EncodeToString(s.span.GetTraceId()) == traceID {
 				n++
 			}
 		}
 		return n == 4
 	})
 	byName := map[string]*tracepb.Span{}
-	trace := traceOf(spans)
 	for _, s := range spans {
-		if hex.EncodeToString(s.span.GetTraceId()) == trace {
+		if hex.EncodeToString(s.span.GetTraceId()) == traceID {
 			byName[s.span.GetName()] = s.span
 		}
 	}
 	call, rt, page := byName["tools/call "+tool], byName["cdp round trip"], byName["page execute"]
 	switch {
-	case call == nil || (underClient && hex.EncodeToString(call.GetParentSpanId()) != parentID):
-		t.Errorf("no call span (under the client's %s: %v): %v", parentID, underClient, byName)
+	case call == nil || hex.EncodeToString(call.GetParentSpanId()) != parentID:
+		t.Errorf("no call span under the client's %s: %v", parentID, byName)
 	case byName["validate arguments"] == nil || !bytes.Equal(byName["validate arguments"].GetParentSpanId(), call.GetSpanId()):
 		t.Errorf("no validation span under the call")
 	case rt == nil || !bytes.Equal(rt.GetParentSpanId(), call.GetSpanId()):

@@ -213,6 +213,11 @@ func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name 
 	if who := hub.Caller(ctx); who != "" { // runCtx is not the request's (oauth.go)
 		pc.runCtx = hub.WithCaller(pc.runCtx, who)
 	}
+	if req != nil && req.Params != nil {
+		// Nor is its trace: the call's spans go under the client's all the
+		// same (tracectx.go).
+		pc.runCtx = s.traceContext(pc.runCtx, req.Params.Meta)
+	}
 	pc.caps, pc.early = cr.caps, cr.answers
 	pc.progress.target(cr.ctx, cr.session, cr.token)
 	if ask, why := s.needsConfirm(name); ask {
