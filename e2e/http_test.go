@@ -55,7 +55,11 @@ func startHTTPProc(t *testing.T, env []string, args ...string) (string, *urlSpot
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
-	bound := time.NewTimer(20 * time.Second)
+	// A bound for a process that hangs, above webmcp-cdp's own for getting
+	// a browser: a first Chromium that does not answer within 15 s is
+	// killed and started once more (cdp's firstAnswerTimeout), as a run
+	// beside stress-ng saw.
+	bound := time.NewTimer(60 * time.Second)
 	defer bound.Stop()
 	select {
 	case u := <-spot.found:
