@@ -139,9 +139,10 @@ func launchGrid() *testGrid {
 	// The hub and node recipes of docs/remote.md, as written but for the
 	// ports, the paths of the browser and the driver, and what the tests
 	// need: headless browsers, a short idle timeout, a new session that
-	// waits 30 s for a free slot, not 300 (a first session takes a few
-	// seconds, two at once on a 2-core machine at load 30 took over 15),
-	// and one no node can ever take refused at once.
+	// waits 60 s for a free slot, not 300 (a first session takes a few
+	// seconds; two at once on a 2-core machine at load 30 took over 15, and
+	// in CI with the suite running beside them over 30), and one no node
+	// can ever take refused at once.
 	hubConf, err := docRecipe("remote-grid-hub")
 	if err != nil {
 		g.err = err
@@ -155,7 +156,7 @@ func launchGrid() *testGrid {
 	events := strings.NewReplacer(`"tcp://127.0.0.1:4442"`, fmt.Sprintf(`"tcp://127.0.0.1:%d"`, pub), `"tcp://127.0.0.1:4443"`, fmt.Sprintf(`"tcp://127.0.0.1:%d"`, sub))
 	hubConf = events.Replace(strings.Replace(hubConf, "port = 4444", "port = "+strconv.Itoa(hub), 1))
 	roles := []string{"hub"}
-	configs := []string{hubConf + "[sessionqueue]\nsession-request-timeout = 30\n[distributor]\nreject-unsupported-caps = true\n"}
+	configs := []string{hubConf + "[sessionqueue]\nsession-request-timeout = 60\n[distributor]\nreject-unsupported-caps = true\n"}
 	for range 2 {
 		n := port()
 		g.nodes = append(g.nodes, "http://127.0.0.1:"+strconv.Itoa(n))
@@ -233,7 +234,7 @@ func (g *testGrid) warmUp() error {
 		}
 		caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{"browserName": "chrome"}}}
 		// The Grid's own answer is awaited (it gives up on a queued request
-		// after its session-request-timeout, 30 s), and a request it gave
+		// after its session-request-timeout, 60 s), and a request it gave
 		// up on is made again: on a loaded 2-core machine a cold JVM,
 		// driver and browser have taken longer than 30 s. A client that
 		// gave up first would leave the session the Grid still makes.
