@@ -91,18 +91,8 @@ func RunFleet(ctx context.Context, sup []Supplied, opts *Options, serving Servin
 	}
 	set := fl.Set()
 	h := hub.New(set, opts.Hub)
-	defer func() {
-		if err := h.Close(); err != nil {
-			logger.Warn("saving the cached tools failed", "err", err)
-		}
-	}()
-	sopts := opts.Server
-	if opts.TabTools {
-		sopts.Tabs = set
-	}
-	firstList := make(chan struct{})
-	sopts.FirstList = firstList
-	srv := mcpserver.New(ctx, h, sopts)
+	defer closeHub(h)
+	srv, firstList := opts.server(ctx, h, set)
 	watchTelemetry(opts.Telemetry, h, srv, func() map[string]int {
 		n := map[string]int{}
 		for _, st := range set.Statuses() {

@@ -49,12 +49,7 @@ func (s *Session) Run(ctx context.Context, serving Serving, exited <-chan struct
 	if serving.Relay != nil {
 		return s.serveRelay(ctx, serving.Relay, exited, why)
 	}
-	// Let a state-file write in progress finish before the process goes.
-	defer func() {
-		if err := s.Hub.Close(); err != nil {
-			slog.Warn("saving the cached tools failed", "err", err)
-		}
-	}()
+	defer closeHub(s.Hub)
 	if serving.HTTP == nil {
 		return s.serveStdio(ctx, exited, why)
 	}

@@ -87,13 +87,7 @@ func Start(ctx context.Context, conn *cdp.Conn, opts *Options) (*Session, error)
 		logger.Warn("--ignore-https-errors: the browser loads pages whose certificate is not valid, in every tab")
 	}
 	h := hub.New(b, opts.Hub)
-	sopts := opts.Server
-	if opts.TabTools {
-		sopts.Tabs = b
-	}
-	firstList := make(chan struct{})
-	sopts.FirstList = firstList
-	srv := mcpserver.New(ctx, h, sopts)
+	srv, firstList := opts.server(ctx, h, b)
 	watchTelemetry(opts.Telemetry, h, srv, nil)
 	regs := settle.NewRegistrations(nil)
 	if err := b.Start(ctx, noting{tabLog: newTabLog(h, logger), regs: regs}); err != nil {
@@ -107,6 +101,27 @@ func Start(ctx context.Context, conn *cdp.Conn, opts *Options) (*Session, error)
 	}()
 	return &Session{Browser: b, Hub: h, Server: srv, Conn: conn, firstList: firstList,
 		waitTools: opts.WaitTools, settle: opts.Settle, regs: regs, tel: opts.Telemetry}, nil
+}
+
+// server builds the MCP server over h, with tabs as its tab tools' browser
+// when they are served, and the channel whose close lets clients' first
+// tools/list be answered.
+func (o *Options) server(ctx context.Context, h *hub.Hub, tabs mcpserver.Tabs) (*mcpserver.Server, chan struct{}) {
+	sopts := o.Server
+	if o.TabTools {
+		sopts.Tabs = tabs
+	}
+	firstList := make(chan struct{})
+	sopts.FirstList = firstList
+	return mcpserver.New(ctx, h, sopts), firstList
+}
+
+// closeHub lets a state-file write in progress finish before the process
+// goes.
+func closeHub(h *hub.Hub) {
+	if err := h.Close(); err != nil {
+		slog.Warn("saving the cached tools failed", "err", err)
+	}
 }
 
 // ReleaseFirstList lets clients' first tools/list be answered.
