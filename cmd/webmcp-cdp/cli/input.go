@@ -13,8 +13,11 @@ import (
 // This file words what a person typed back to them: start URLs without a
 // scheme, and JSON with the line and column of its error.
 
-// opaqueSchemes are schemes written without "//".
-var opaqueSchemes = []string{"about:", "data:", "blob:", "file:", "chrome:", "edge:", "view-source:", "javascript:"}
+// opaqueSchemes are schemes written without "//" (a func: no package-level
+// mutable state).
+func opaqueSchemes() []string {
+	return []string{"about:", "data:", "blob:", "file:", "chrome:", "edge:", "view-source:", "javascript:"}
+}
 
 // StartURL returns the URL to open for s: as given when it has a scheme;
 // with http:// added when it names a loopback host (localhost:8080/app,
@@ -29,7 +32,7 @@ func StartURL(s string) (string, error) {
 		}
 		return t, nil
 	}
-	for _, p := range opaqueSchemes {
+	for _, p := range opaqueSchemes() {
 		if strings.HasPrefix(lower, p) {
 			return t, nil
 		}
