@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,17 +17,15 @@ import (
 // dialer starts one browser from its source, again after each loss, and
 // follows it: its dial is the browser's multi.Dialer.
 type dialer struct {
-	b      Browser
-	opts   *Options
-	logger *slog.Logger
-	// urls are the start URLs, opened in each browser started.
-	urls    []string
+	b       Browser
+	set     *multi.Set
+	opts    *Options
+	logger  *slog.Logger
 	started bool // a browser was up once (only the supervisor's goroutine)
 	// startedC, when set, gets the first attempt's error (nil when up).
 	startedC chan<- error
 	// first is called once the first attempt is over: failed, or connected
-	// and its open tabs read, or its start pages loaded (at most
-	// WaitTools).
+	// with its start pages' navigations begun.
 	first     func()
 	firstOnce sync.Once
 	// marks are the page script's secrets, the same on every connection to
@@ -35,11 +34,32 @@ type dialer struct {
 	marks cdp.Marks
 	// ends counts the browsers not ended yet.
 	ends *sync.WaitGroup
+
+	mu sync.Mutex
+	// why is why the last browser was lost or failed for good, as the
+	// browser or its source said it (no ErrStop wording); fatal: it was the
+	// browser's fatal error.
+	why   error
+	fatal bool
+}
+
+// lost is the end of a browser served alone: its fatal error, or "lost the
+// browser: " and why; nil while it was not lost.
+func (d *dialer) lost() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case d.why == nil:
+		return nil
+	case d.fatal:
+		return d.why
+	}
+	return fmt.Errorf("lost the browser: %w", d.why)
 }
 
 // dial implements multi.Dialer.
 func (d *dialer) dial(ctx context.Context, a *multi.Attempt) (<-chan error, error) {
-	br, b, err := d.start(ctx, a)
+	br, b, pages, err := d.start(ctx, a)
 	if err != nil {
 		d.firstOnce.Do(d.first)
 		// A browser that cannot be started at all (no Chrome, bad flags, a
@@ -53,6 +73,12 @@ func (d *dialer) dial(ctx context.Context, a *multi.Attempt) (<-chan error, erro
 		}
 		return nil, err
 	}
+	d.firstOnce.Do(func() {
+		if d.opts.OnFirst != nil {
+			d.opts.OnFirst(First{Name: d.b.Name, Browser: b, Conn: br.Conn(), Fresh: d.b.Source.Fresh(), Pages: pages})
+		}
+		d.first()
+	})
 	if !d.started && d.startedC != nil {
 		d.startedC <- nil
 	}
@@ -62,34 +88,29 @@ func (d *dialer) dial(ctx context.Context, a *multi.Attempt) (<-chan error, erro
 	go func() {
 		defer d.ends.Done()
 		defer d.end(ctx, br)
-		why := d.watch(ctx, br, b)
+		why, fatal := d.watch(ctx, br, b)
 		if why == nil {
 			return
 		}
-		if !d.b.Restart && !errors.Is(why, multi.ErrStop) {
+		d.mu.Lock()
+		d.why, d.fatal = why, fatal
+		d.mu.Unlock()
+		switch {
+		case fatal:
+			why = fmt.Errorf("%w: %w", multi.ErrStop, why)
+		case !d.b.Restart:
 			why = fmt.Errorf("%w (pass --relaunch to start it again): %w", multi.ErrStop, why)
 		}
 		lost <- why
 	}()
-	go d.firstOnce.Do(func() {
-		defer d.first()
-		if d.opts.WaitTools <= 0 || d.b.Source.Fresh() {
-			return
-		}
-		wctx, cancel := context.WithTimeout(ctx, d.opts.WaitTools)
-		defer cancel()
-		if n, err := b.SettleExisting(wctx); err != nil {
-			d.logger.Info("the open tabs were not all read within --wait-tools; answering tools/list without waiting for the rest", "tabs", n, "err", err)
-		}
-	})
 	return lost, nil
 }
 
 // watch waits until the browser is lost and says why: its connection
 // ended (the source's reason when it tells one within the browser's
-// grace), the source says it is gone, or it failed for good (wrapping
-// multi.ErrStop). It returns nil when ctx ends first.
-func (d *dialer) watch(ctx context.Context, br *browsers.Browser, b *cdp.Browser) error {
+// grace), the source says it is gone, or it failed for good (fatal). It
+// returns nil when ctx ends first.
+func (d *dialer) watch(ctx context.Context, br *browsers.Browser, b *cdp.Browser) (why error, fatal bool) {
 	conn := br.Conn()
 	select {
 	case <-conn.Done():
@@ -103,13 +124,13 @@ func (d *dialer) watch(ctx context.Context, br *browsers.Browser, b *cdp.Browser
 			case <-grace.C:
 			}
 		}
-		return why
+		return why, false
 	case <-br.Gone():
-		return errors.New(br.Reason())
+		return errors.New(br.Reason()), false
 	case err := <-b.Fatal():
-		return fmt.Errorf("%w: %w", multi.ErrStop, err)
+		return err, true
 	case <-ctx.Done():
-		return nil
+		return nil, false
 	}
 }
 
@@ -122,14 +143,12 @@ func (d *dialer) end(ctx context.Context, br *browsers.Browser) {
 	}
 }
 
-// start gets a browser from the source and follows it; in a browser the
-// source made afresh it opens the start URLs, waiting (at most WaitTools,
-// at least a second) for their pages to load.
-func (d *dialer) start(ctx context.Context, a *multi.Attempt) (*browsers.Browser, *cdp.Browser, error) {
-	fresh := d.b.Source.Fresh()
+// start gets a browser from the source and follows it, and opens the
+// start URLs in it (see openPages).
+func (d *dialer) start(ctx context.Context, a *multi.Attempt) (*browsers.Browser, *cdp.Browser, []StartPage, error) {
 	br, err := d.b.Source.Start(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// Start's ctx is the connection's life; the one-off setup is bounded.
 	setup, cancel := context.WithTimeout(ctx, browsers.AttachTimeout)
@@ -137,25 +156,49 @@ func (d *dialer) start(ctx context.Context, a *multi.Attempt) (*browsers.Browser
 	b, err := d.follow(ctx, setup, br.Conn(), a)
 	if err != nil {
 		d.end(ctx, br)
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if !fresh {
-		return br, b, nil
+	return br, b, d.openPages(ctx, b), nil
+}
+
+// openPages opens the start URLs in new tabs, all at once, and returns
+// them once each page's navigation has begun; the pages go on loading. In
+// a browser the source made afresh it then closes the empty tab the browser
+// started with. (Navigating that tab instead leaves a session on which
+// Page.reload fails with "Not attached to an active page".) A page that
+// could not load keeps its tab, on its error page: the site may come back;
+// a URL that got no tab is logged and left out.
+func (d *dialer) openPages(ctx context.Context, b *cdp.Browser) []StartPage {
+	if len(d.b.URLs) == 0 {
+		return nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, max(d.opts.WaitTools, time.Second))
-	defer cancel()
-	for _, u := range d.urls {
-		_, loaded, err := b.OpenLoaded(wctx, u)
-		if err != nil {
-			d.logger.Warn("cannot open a start page", "url", u, "err", err)
-			continue
+	blank := ""
+	if d.b.Source.Fresh() {
+		blank = b.BlankTab()
+	}
+	pages := make([]StartPage, len(d.b.URLs))
+	var wg sync.WaitGroup
+	for i, u := range d.b.URLs {
+		wg.Go(func() {
+			tab, loaded, err := b.OpenLoaded(ctx, u)
+			if le, ok := errors.AsType[*cdp.LoadError](err); ok {
+				d.logger.Warn("a start URL did not load", "url", u, "err", le.Text)
+			} else if err != nil {
+				d.logger.Warn("cannot open a start page", "url", u, "err", err)
+			}
+			if tab != "" {
+				pages[i] = StartPage{URL: u, Tab: d.set.ID(d.b.Name, tab), Loaded: loaded}
+			}
+		})
+	}
+	wg.Wait()
+	pages = slices.DeleteFunc(pages, func(p StartPage) bool { return p.Tab == "" })
+	if blank != "" && len(pages) > 0 {
+		if err := b.CloseTab(ctx, blank); err != nil {
+			d.logger.Debug("closing the start tab", "err", err)
 		}
-		select {
-		case <-loaded:
-		case <-wctx.Done():
-		}
 	}
-	return br, b, nil
+	return pages
 }
 
 // follow instruments the browser behind conn and starts following it for

@@ -40,6 +40,32 @@ type Browser struct {
 	// again (launch, the Grid); without it (an endpoint) the start is
 	// retried with backoff.
 	StartFails bool
+	// URLs are the start URLs, opened in new tabs of the browser each time
+	// it is started (all at once); in a browser the source made afresh the
+	// empty tab it started with is then closed.
+	URLs []string
+}
+
+// First is a browser's first start, for Options.OnFirst.
+type First struct {
+	// Name is the browser's (Browser.Name).
+	Name string
+	// Browser is the browser followed with cdp, over Conn.
+	Browser *cdp.Browser
+	Conn    *cdp.Conn
+	// Fresh: the source made it afresh (Source.Fresh).
+	Fresh bool
+	// Pages are its start pages, their navigation begun.
+	Pages []StartPage
+}
+
+// StartPage is a start URL opened in a tab.
+type StartPage struct {
+	URL string
+	// Tab is the set's id of its tab (multi.Set.ID).
+	Tab string
+	// Loaded is closed once the page loaded or gave up.
+	Loaded <-chan struct{}
 }
 
 // Options are what every browser of a fleet shares.
@@ -51,13 +77,10 @@ type Options struct {
 	CDP cdp.Options
 	// IgnoreHTTPSErrors tells each browser to ignore certificate errors.
 	IgnoreHTTPSErrors bool
-	// URLs are the start URLs, opened in each browser that the first Fresh
-	// source starts.
-	URLs []string
-	// WaitTools bounds the first attempt of each browser: the wait for
-	// the start pages to load (at least 1 s), or for the open tabs of one
-	// that is not Fresh to be read (none when 0).
-	WaitTools time.Duration
+	// OnFirst, when set, is called once for each browser, on its first
+	// start, before FirstAttempts or Started counts it: the caller's first
+	// tools/list waits on what it starts (hub/settle). It must not block.
+	OnFirst func(First)
 	// Logger is the fleet's logger; nil: slog.Default().
 	Logger *slog.Logger
 	// Backoff spaces the attempts to start a browser again; zero:
@@ -127,12 +150,12 @@ func New(bs []Browser, opts Options) (*Fleet, error) {
 		return nil, err
 	}
 	f := &Fleet{set: set, opts: opts, started: make(chan error, len(bs)), first: make(chan struct{}), gone: make(chan struct{})}
-	fresh := false
 	for _, b := range bs {
-		d := &dialer{b: b, opts: &f.opts, logger: opts.Logger.With("browser", b.Name), marks: cdp.NewMarks(), ends: &f.ends, first: f.firsts.Done}
-		if !fresh && b.Source.Fresh() {
-			d.urls, fresh = opts.URLs, true
+		logger := opts.Logger
+		if b.Name != "" {
+			logger = logger.With("browser", b.Name)
 		}
+		d := &dialer{b: b, set: set, opts: &f.opts, logger: logger, marks: cdp.NewMarks(), ends: &f.ends, first: f.firsts.Done}
 		if b.StartFails {
 			d.startedC = f.started
 			f.waitStart++
@@ -182,8 +205,8 @@ func (f *Fleet) Started(ctx context.Context) error {
 }
 
 // FirstAttempts is closed once every browser's first attempt is over:
-// failed, or connected with its open tabs read or its start pages loaded
-// (each at most Options.WaitTools).
+// failed, or connected with its start pages' navigations begun (and
+// Options.OnFirst called).
 func (f *Fleet) FirstAttempts() <-chan struct{} { return f.first }
 
 // Gone is closed once every supervisor ended: Run's ctx ended, or every
@@ -191,8 +214,15 @@ func (f *Fleet) FirstAttempts() <-chan struct{} { return f.first }
 // without Restart).
 func (f *Fleet) Gone() <-chan struct{} { return f.gone }
 
-// Err says, once Gone is closed, why each browser was given up.
+// Err says, once Gone is closed, why each browser was given up. A browser
+// served alone (a fleet of one, named "") says what became of it: its
+// fatal error, or "lost the browser: " and why.
 func (f *Fleet) Err() error {
+	if len(f.dialers) == 1 && f.dialers[0].b.Name == "" {
+		if err := f.dialers[0].lost(); err != nil {
+			return err
+		}
+	}
 	var errs []error
 	for _, st := range f.set.Statuses() {
 		errs = append(errs, fmt.Errorf("browser %s: %s", st.Name, st.Error))

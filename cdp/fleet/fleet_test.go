@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -268,19 +269,25 @@ func TestFleet(t *testing.T) {
 	}
 }
 
-// The start URLs open in the first fresh browser only, the options reach
-// every connection, and FirstAttempts waits for each browser's first
-// attempt.
+// The start URLs open in the browser they are given to, the options reach
+// every connection, OnFirst tells each browser's first start with its start
+// pages, and FirstAttempts waits for each browser's first attempt.
 func TestFleetStartURLs(t *testing.T) {
 	fail := map[string]bool{"Target.createTarget": true}
 	endpoint := &fakeSource{fail: fail, started: make(chan *fakeBrowser, 4)}
 	first := &fakeSource{fresh: true, fail: fail, started: make(chan *fakeBrowser, 4)}
 	second := &fakeSource{fresh: true, fail: fail, started: make(chan *fakeBrowser, 4)}
+	var mu sync.Mutex
+	firsts := map[string]First{}
 	r := start(t, []Browser{
 		{Name: "ep", Source: endpoint, Restart: true},
-		{Name: "one", Source: first, StartFails: true},
+		{Name: "one", Source: first, StartFails: true, URLs: []string{"http://127.0.0.1:1/"}},
 		{Name: "two", Source: second, StartFails: true},
-	}, Options{URLs: []string{"http://127.0.0.1:1/"}, IgnoreHTTPSErrors: true, WaitTools: time.Millisecond})
+	}, Options{IgnoreHTTPSErrors: true, OnFirst: func(f First) {
+		mu.Lock()
+		defer mu.Unlock()
+		firsts[f.Name] = f
+	}})
 	if err := r.f.Started(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -304,9 +311,18 @@ func TestFleetStartURLs(t *testing.T) {
 			t.Errorf("browser %s opened a start page: %v, want %v", name, got, want)
 		}
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	for _, name := range []string{"ep", "one", "two"} {
 		if st := r.state(name); st.State != multi.StateUp {
 			t.Errorf("%s: %+v, want up", name, st)
+		}
+		f, ok := firsts[name]
+		switch {
+		case !ok || f.Browser == nil:
+			t.Errorf("%s: OnFirst was not called with its browser: %+v", name, f)
+		case f.Fresh != (name != "ep") || len(f.Pages) != 0:
+			t.Errorf("%s: OnFirst got fresh %v and pages %v (the start page got no tab)", name, f.Fresh, f.Pages)
 		}
 	}
 }
@@ -318,5 +334,41 @@ func TestFleetNames(t *testing.T) {
 	}
 	if _, err := New([]Browser{{Name: "A", Source: src}}, Options{}); err == nil || !strings.Contains(err.Error(), `browser name "A"`) {
 		t.Errorf("a browser named A: %v", err)
+	}
+}
+
+// A browser served alone (named "") is a fleet of one: its loss is the
+// fleet's end, worded as the browser's own.
+func TestFleetOfOne(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		src     *fakeSource
+		lose    func(fb *fakeBrowser)
+		wantErr string // Err's text, or its prefix
+	}{
+		{"the process exited", &fakeSource{fresh: true, withGone: true, grace: patience},
+			func(fb *fakeBrowser) { fb.t.Close(); close(fb.gone) }, "lost the browser: the browser exited: signal: killed"},
+		{"the connection ended", &fakeSource{}, func(fb *fakeBrowser) { fb.t.Close() }, "lost the browser: the connection ended"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.src.started = make(chan *fakeBrowser, 4)
+			r := start(t, []Browser{{Source: tc.src, StartFails: true}}, Options{})
+			if err := r.f.Started(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			fb := tc.src.nextBrowser(t)
+			tc.lose(fb)
+			r.waitGone(t)
+			fb.waitEnded(t)
+			if err := r.f.Err(); !strings.HasPrefix(err.Error(), tc.wantErr) {
+				t.Errorf("Err: %q, want %q", err, tc.wantErr)
+			}
+			if st := r.state(""); st.State != multi.StateStopped {
+				t.Errorf("status %+v, want stopped", st)
+			}
+			if n := tc.src.count(); n != 1 {
+				t.Errorf("%d starts, want 1: a browser served alone is not started again", n)
+			}
+		})
 	}
 }

@@ -5,6 +5,9 @@
 // name in front ("b2/<id>"), and each document's core.Source carries the
 // name, so the provenance of a routed tool says which browser it leads to.
 //
+// One browser served alone is a set of one unnamed member (New with the one
+// name ""): its ids, keys and sources are the browser's own, unprefixed.
+//
 // A member that drops (its connection ends) has its tabs closed in the hub,
 // so its tools go to the cached state, while Supervise reconnects it with
 // backoff; the other members go on untouched. It knows neither CDP nor MCP:
@@ -116,14 +119,15 @@ type member struct {
 }
 
 // New returns a set with one member per name, each connecting until
-// Supervise connects it.
+// Supervise connects it. A lone name "" makes the set of one unnamed
+// browser, whose ids stay the browser's own.
 func New(names []string, logger *slog.Logger) (*Set, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	s := &Set{logger: logger, members: map[string]*member{}, origins: map[string]string{}}
 	for _, n := range names {
-		if err := CheckName(n); err != nil {
+		if err := CheckName(n); err != nil && (n != "" || len(names) > 1) {
 			return nil, err
 		}
 		if s.members[n] != nil {
@@ -164,16 +168,32 @@ func (s *Set) Statuses() []Status {
 	return out
 }
 
-// split cuts a prefixed id ("name/id") into the member's name and its own
-// id.
-func split(id string) (name, rest string, ok bool) {
+// unnamed reports whether the set is one browser served alone, whose ids
+// carry no name.
+func (s *Set) unnamed() bool { return len(s.order) == 1 && s.order[0] == "" }
+
+// ID is the set's id of a member's own tab id or document key: the
+// member's name in front ("b2/<id>"), or id itself for the unnamed browser.
+func (s *Set) ID(name, id string) string {
+	if name == "" {
+		return id
+	}
+	return name + "/" + id
+}
+
+// split cuts a set's id into the member's name and its own id ("name/id",
+// or the unnamed browser's id as it is).
+func (s *Set) split(id string) (name, rest string, ok bool) {
+	if s.unnamed() {
+		return "", id, true
+	}
 	return strings.Cut(id, "/")
 }
 
-// up returns the member a prefixed id belongs to and its own id, or an
-// error that says the browser is not connected.
+// up returns the member a set's id belongs to and its own id, or an error
+// that says the browser is not connected.
 func (s *Set) up(id, what string) (Member, string, error) {
-	name, rest, ok := split(id)
+	name, rest, ok := s.split(id)
 	if !ok {
 		return nil, "", fmt.Errorf("%s %q names no browser", what, id)
 	}
@@ -191,6 +211,12 @@ func (s *Set) up(id, what string) (Member, string, error) {
 
 // downError is the error of a call to a member that is not connected.
 func downError(m *member) error {
+	if m.name == "" {
+		if m.state == StateStopped {
+			return errors.New("the browser is gone; restart webmcp-cdp once it is back")
+		}
+		return errors.New("the browser is not connected yet: try again shortly")
+	}
 	if m.state == StateStopped {
 		return fmt.Errorf("browser %q is gone and will not be reconnected; restart webmcp-cdp once it is back", m.name)
 	}
@@ -233,6 +259,38 @@ func (s *Set) Reload(ctx context.Context, tab string) error {
 	return b.Reload(ctx, id)
 }
 
+// drainer is a Member that can wait for what its tabs had due
+// (*cdp.Browser does).
+type drainer interface {
+	DrainTabs(ctx context.Context, tabs []string)
+}
+
+// DrainTabs returns when each of the set's tabs answered or gave up, each
+// member draining its own tabs at once (a member that cannot drain, or is
+// not connected, is skipped).
+func (s *Set) DrainTabs(ctx context.Context, tabs []string) {
+	own := map[string][]string{}
+	for _, id := range tabs {
+		if name, rest, ok := s.split(id); ok {
+			own[name] = append(own[name], rest)
+		}
+	}
+	var wg sync.WaitGroup
+	for name, ids := range own {
+		s.mu.Lock()
+		m := s.members[name]
+		var d drainer
+		if m != nil {
+			d, _ = m.b.(drainer)
+		}
+		s.mu.Unlock()
+		if d != nil {
+			wg.Go(func() { d.DrainTabs(ctx, ids) })
+		}
+	}
+	wg.Wait()
+}
+
 // Open opens rawURL in a new tab of the browser that served its origin
 // last, else of the first browser connected, and returns the tab's id. A
 // cached tool's page thus reopens in the browser it came from: while that
@@ -245,7 +303,7 @@ func (s *Set) Open(ctx context.Context, rawURL string) (string, error) {
 	}
 	id, err := b.Open(ctx, rawURL)
 	if id != "" {
-		id = name + "/" + id
+		id = s.ID(name, id)
 	}
 	return id, err
 }
@@ -270,7 +328,7 @@ func (s *Set) OpenIn(ctx context.Context, name, rawURL string) (string, error) {
 	}
 	id, err := b.Open(ctx, rawURL)
 	if id != "" {
-		id = name + "/" + id
+		id = s.ID(name, id)
 	}
 	return id, err
 }

@@ -136,7 +136,7 @@ func TestCheckName(t *testing.T) {
 }
 
 func TestNewRefuses(t *testing.T) {
-	for _, names := range [][]string{nil, {"a", "a"}, {"a", "B"}} {
+	for _, names := range [][]string{nil, {"a", "a"}, {"a", "B"}, {"", "a"}, {"a", ""}} {
 		if _, err := New(names, nil); err == nil {
 			t.Errorf("New(%q) gave no error", names)
 		}
@@ -187,6 +187,33 @@ func TestRouting(t *testing.T) {
 		case tc.member.last() != tc.want:
 			t.Errorf("the member did %q, want %q", tc.member.last(), tc.want)
 		}
+	}
+}
+
+// TestUnnamed: one browser served alone keeps its own ids and keys, and
+// its sources name no browser; its calls go to it with the ids as they are,
+// and while it is down a call says so without naming it.
+func TestUnnamed(t *testing.T) {
+	a := &fakeMember{}
+	rec := newRecSink()
+	s, sinks := upSet(t, rec, map[string]*fakeMember{"": a}, "")
+	sinks[""].TabOpened("T1", "http://x/", "X")
+	rec.expect(t, "TabOpened T1")
+	sinks[""].Update(core.Source{Key: "K1", Tab: "T1", Origin: "http://x"}, []core.Tool{{Name: "t"}}, nil)
+	rec.expect(t, "Update K1 T1  1")
+	ctx := context.Background()
+	if _, err := s.Invoke(ctx, "K1", "t", nil); err != nil || a.last() != "Invoke K1 t" {
+		t.Errorf("Invoke: %v; the browser did %q", err, a.last())
+	}
+	if id, err := s.Open(ctx, "http://x/2"); err != nil || id != "T-new" {
+		t.Errorf("Open: %q, %v; want T-new", id, err)
+	}
+	if got := s.ID("", "T1"); got != "T1" {
+		t.Errorf("ID: %q", got)
+	}
+	s.setState("", StateStopped, errors.New("gone"), nil)
+	if err := s.Reload(ctx, "T1"); err == nil || err.Error() != "the browser is gone; restart webmcp-cdp once it is back" {
+		t.Errorf("Reload of a browser gone: %v", err)
 	}
 }
 

@@ -46,7 +46,7 @@ func (g *memberSink) enter(note func()) bool {
 	return true
 }
 
-func (g *memberSink) id(id string) string { return g.name + "/" + id }
+func (g *memberSink) id(id string) string { return g.set.ID(g.name, id) }
 
 func (g *memberSink) source(src core.Source) core.Source {
 	src.Key, src.Tab = g.id(src.Key), g.id(src.Tab)

@@ -75,7 +75,10 @@ func wait(ctx context.Context, d time.Duration) bool {
 // (their tools go cached) and dials again after a backoff, until it
 // succeeds. It returns when ctx ends or dial reports ErrStop.
 func (s *Set) Supervise(ctx context.Context, name string, sink Sink, dial Dialer, bo Backoff) {
-	log := s.logger.With("browser", name)
+	log := s.logger
+	if name != "" {
+		log = log.With("browser", name)
+	}
 	connected := false // a connection was up before
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
@@ -104,7 +107,9 @@ func (s *Set) Supervise(ctx context.Context, name string, sink Sink, dial Dialer
 			}
 			if errors.Is(err, ErrStop) {
 				s.setState(name, StateStopped, err, nil)
-				log.Error("giving up on the browser", "err", err)
+				if name != "" {
+					log.Error("giving up on the browser", "err", err)
+				}
 				return
 			}
 			s.setState(name, StateConnecting, err, nil)
@@ -115,9 +120,10 @@ func (s *Set) Supervise(ctx context.Context, name string, sink Sink, dial Dialer
 			log.Log(ctx, level, "cannot connect to the browser; will retry with backoff", "err", err, "attempt", attempt, "max_wait", bo.Max)
 			continue
 		}
-		if connected {
+		switch {
+		case connected:
 			log.Info("browser reconnected: the tools its tabs register are live again")
-		} else {
+		case name != "":
 			log.Info("browser connected")
 		}
 		connected = true
@@ -141,7 +147,10 @@ func (s *Set) Supervise(ctx context.Context, name string, sink Sink, dial Dialer
 		g.close()
 		if errors.Is(why, ErrStop) {
 			s.setState(name, StateStopped, why, nil)
-			log.Error("lost the browser for good; its tools stay cached", "err", why)
+			// A browser served alone: its end is the caller's to tell.
+			if name != "" {
+				log.Error("lost the browser for good; its tools stay cached", "err", why)
+			}
 			return
 		}
 		log.Warn("lost the browser; its tools are cached until it is back, the other browsers go on", "err", why)

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/fleet"
 	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
+	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/serve"
 )
 
 func newAttach() *cobra.Command {
@@ -43,28 +43,15 @@ func newAttach() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			br, err := src.Start(ctx)
-			if err != nil {
-				return err
-			}
 			af.defaults(cmd, &bf.serve, ef.given())
-			// Ending it detaches: the browser and its tabs stay.
-			defer br.End(context.WithoutCancel(ctx))
-			s, err := startSession(ctx, br.Conn(), &bf.serve, backend, reload)
+			// The user's tabs stay, blank ones too; ending it detaches: the
+			// browser and its tabs stay.
+			s, err := startSession(ctx, serve.Supplied{Browser: fleet.Browser{Source: src, StartFails: true, URLs: urls}}, &bf.serve, backend, reload)
 			if err != nil {
 				return err
 			}
-			// The user's tabs stay, blank ones too.
-			tabs, err := s.OpenURLs(ctx, urls, false)
-			if err != nil {
-				return err
-			}
-			if len(urls) > 0 {
-				go s.SettleStartPages(ctx, tabs)
-			} else {
-				go s.SettleExisting(ctx)
-			}
-			return bf.run(ctx, s, nil, nil)
+			defer s.Close()
+			return bf.run(ctx, s)
 		},
 	}
 	ef.register(cmd)

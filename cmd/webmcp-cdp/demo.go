@@ -1,13 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/fleet"
 	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/serve"
 )
 
@@ -35,16 +35,13 @@ func newDemo() *cobra.Command {
 			}
 			defer stopPage()
 
-			br, err := (&browsers.Launch{Options: lf.options(backend)}).Start(ctx)
-			if err != nil {
-				return err
-			}
-			defer br.End(context.WithoutCancel(ctx))
 			bf.serve.viewport = lf.viewport
-			s, err := startSession(ctx, br.Conn(), &bf.serve, backend, false)
+			launched := fleet.Browser{Source: &browsers.Launch{Options: lf.options(backend)}, StartFails: true, URLs: []string{pageURL}}
+			s, err := startSession(ctx, serve.Supplied{Browser: launched}, &bf.serve, backend, false)
 			if err != nil {
 				return err
 			}
+			defer s.Close()
 			if err := s.Demo(ctx, os.Stderr, pageURL, version); err != nil {
 				return err
 			}
@@ -54,7 +51,7 @@ func newDemo() *cobra.Command {
 			if bf.http.addr == "" {
 				fmt.Fprintln(os.Stderr, "\nServing MCP on stdio now; the notes app stays at", pageURL)
 			}
-			return bf.run(ctx, s, br.Gone(), br.Reason)
+			return bf.run(ctx, s)
 		},
 	}
 	lf.register(cmd)

@@ -159,12 +159,11 @@ func (f *browserFlags) serving(ctx context.Context) (serve.Serving, error) {
 	return sv, nil
 }
 
-// run serves s where the flags say until it ends; exited and why are the
-// launched browser's exit and its reason (nil when attached).
-func (f *browserFlags) run(ctx context.Context, s *serve.Session, exited <-chan struct{}, why func() string) error {
+// run serves s where the flags say until it ends.
+func (f *browserFlags) run(ctx context.Context, s *serve.Session) error {
 	sv, err := f.serving(ctx)
 	if err != nil {
 		return err
 	}
-	return s.Run(ctx, sv, exited, why)
+	return s.Run(ctx, sv)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -104,26 +103,14 @@ func newLaunch() *cobra.Command {
 				}
 				return runMulti(ctx, append(sup, endpointsSupplied(named)...), &bf, backend, false, urls)
 			}
-			br, err := (&browsers.Launch{Options: lf.options(backend)}).Start(ctx)
-			if err != nil {
-				return err
-			}
-			defer br.End(context.WithoutCancel(ctx))
 			bf.serve.viewport = lf.viewport
-			s, err := startSession(ctx, br.Conn(), &bf.serve, backend, false)
+			launched := fleet.Browser{Source: &browsers.Launch{Options: lf.options(backend)}, StartFails: true, URLs: urls}
+			s, err := startSession(ctx, serve.Supplied{Browser: launched}, &bf.serve, backend, false)
 			if err != nil {
 				return err
 			}
-			tabs, err := s.OpenURLs(ctx, urls, true)
-			if err != nil {
-				return err
-			}
-			if len(urls) > 0 {
-				go s.SettleStartPages(ctx, tabs)
-			} else {
-				s.ReleaseFirstList()
-			}
-			return bf.run(ctx, s, br.Gone(), br.Reason)
+			defer s.Close()
+			return bf.run(ctx, s)
 		},
 	}
 	lf.register(cmd)

@@ -290,12 +290,12 @@ func (f *serveFlags) options(backend polyfill.Backend, reloadExisting bool) (*se
 	return o, nil
 }
 
-// startSession instruments the browser behind conn and builds the hub and
-// the MCP server over it, as the flags say.
-func startSession(ctx context.Context, conn *cdp.Conn, f *serveFlags, backend polyfill.Backend, reloadExisting bool) (*serve.Session, error) {
+// startSession starts the browser sup describes, served alone, with the
+// hub and the MCP server over it, as the flags say.
+func startSession(ctx context.Context, sup serve.Supplied, f *serveFlags, backend polyfill.Backend, reloadExisting bool) (*serve.Session, error) {
 	o, err := f.options(backend, reloadExisting)
 	if err != nil {
 		return nil, err
 	}
-	return serve.Start(ctx, conn, o)
+	return serve.Start(ctx, sup, o)
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/cdp/browsers"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/fleet"
 	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/serve"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
@@ -55,16 +56,11 @@ type Browser struct {
 // connects the MCP client. The browser is watched until Close: when it goes
 // away, or its instrumentation fails, Context ends with the reason.
 func Start(ctx context.Context, opts Options) (*Browser, error) {
-	br, err := (&browsers.Launch{Options: opts.Launch}).Start(ctx)
+	s, err := serve.Start(ctx, serve.Supplied{Browser: fleet.Browser{Source: &browsers.Launch{Options: opts.Launch}, StartFails: true}}, opts.Serve)
 	if err != nil {
 		return nil, err
 	}
-	end := func() { br.End(context.WithoutCancel(ctx)) }
-	s, err := serve.Start(ctx, br.Conn(), opts.Serve)
-	if err != nil {
-		end()
-		return nil, err
-	}
+	end := s.Close
 	s.ReleaseFirstList()
 	s.Browser.EnableDiagnosis()
 	clientT, serverT := mcp.NewInMemoryTransports()
@@ -80,10 +76,8 @@ func Start(ctx context.Context, opts Options) (*Browser, error) {
 	runCtx, cancel := context.WithCancelCause(ctx)
 	go func() {
 		select {
-		case <-br.Conn().Done():
-			cancel(errors.Unwrap(s.Lost(br.Gone(), br.Reason)))
-		case err := <-s.Browser.Fatal():
-			cancel(err)
+		case <-s.Gone():
+			cancel(s.Err())
 		case <-runCtx.Done():
 		}
 	}()

@@ -27,15 +27,10 @@ func DemoPage() (pageURL string, stop func(), err error) {
 	return "http://" + ln.Addr().String() + "/notes/", func() { srv.Close() }, nil
 }
 
-// Demo opens the notes app (served at pageURL), waits for its tools, and calls some of them
-// through a real MCP client connected in memory, printing each step to w.
+// Demo waits for the tools of the notes app (served at pageURL, the
+// session's start page), and calls some of them through a real MCP client
+// connected in memory, printing each step to w.
 func (s *Session) Demo(ctx context.Context, w io.Writer, pageURL, version string) error {
-	start := time.Now()
-	tabs, err := s.OpenURLs(ctx, []string{pageURL}, true)
-	if err != nil {
-		return err
-	}
-	go s.SettleStartPages(ctx, tabs)
 	clientT, serverT := mcp.NewInMemoryTransports()
 	if _, err := s.Server.MCP().Connect(ctx, serverT, nil); err != nil {
 		return fmt.Errorf("connecting the demo client: %w", err)
@@ -62,7 +57,7 @@ func (s *Session) Demo(ctx context.Context, w io.Writer, pageURL, version string
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "webmcp-cdp demo: the notes app at %s registered %d tools (%s after launch):\n", pageURL, len(pageTools), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(w, "webmcp-cdp demo: the notes app at %s registered %d tools (%s after launch):\n", pageURL, len(pageTools), time.Since(s.began).Round(time.Millisecond))
 	var add, list, stats string
 	for _, t := range pageTools {
 		fmt.Fprintf(w, "  %-40s %s\n", t.Name, t.Description)

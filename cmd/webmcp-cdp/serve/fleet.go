@@ -67,7 +67,8 @@ func RunFleet(ctx context.Context, sup []Supplied, opts *Options, serving Servin
 	if serving.Relay != nil {
 		return cli.Usage(errors.New("--relay serves one browser: drop --relay, or --browser, --browsers, --selenium and --relaunch"))
 	}
-	if len(urls) > 0 && !slices.ContainsFunc(sup, func(s Supplied) bool { return s.Source.Fresh() }) {
+	fresh := slices.IndexFunc(sup, func(s Supplied) bool { return s.Source.Fresh() })
+	if len(urls) > 0 && fresh < 0 {
 		return cli.Usage(errors.New("with --browser, start pages are not given as arguments: open them in the browsers, or with webmcp_open_tab"))
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -79,12 +80,15 @@ func RunFleet(ctx context.Context, sup []Supplied, opts *Options, serving Servin
 	for i, s := range sup {
 		bs[i], names[i], failCode[s.Name] = s.Browser, s.Name, s.FailCode
 	}
+	if fresh >= 0 {
+		bs[fresh].URLs = urls
+	}
+	first := newFirstList(opts)
 	fl, err := fleet.New(bs, fleet.Options{
 		CDP:               opts.CDP,
 		IgnoreHTTPSErrors: opts.IgnoreHTTPSErrors,
-		URLs:              urls,
-		WaitTools:         opts.WaitTools,
 		Logger:            logger,
+		OnFirst:           first.onFirst(ctx),
 	})
 	if err != nil {
 		return cli.Usage(err)
@@ -92,37 +96,21 @@ func RunFleet(ctx context.Context, sup []Supplied, opts *Options, serving Servin
 	set := fl.Set()
 	h := hub.New(set, opts.Hub)
 	defer closeHub(h)
-	srv, firstList := opts.server(ctx, h, set)
-	watchTelemetry(opts.Telemetry, h, srv, func() map[string]int {
-		n := map[string]int{}
-		for _, st := range set.Statuses() {
-			n[st.State]++
-		}
-		return n
-	})
+	srv := opts.server(ctx, h, set, first.ch)
+	first.over(set, h, srv)
+	watchTelemetry(opts.Telemetry, h, srv, set)
 	stopTelemetry, err := startTelemetry(opts.Telemetry, serving.MetricsAddr)
 	if err != nil {
 		return err
 	}
 	defer stopTelemetry()
+	warnIgnoreHTTPS(opts)
 	// Last: every browser a source started is ended (a Grid session
 	// deleted) before RunFleet returns.
 	defer fl.Wait()
 	defer cancel()
-	fl.Run(ctx, newTabLog(h, logger))
-	go func() {
-		defer close(firstList)
-		<-fl.FirstAttempts()
-		// What the browsers reported is in the listing before the first
-		// tools/list is answered.
-		if opts.WaitTools > 0 {
-			wctx, cancel := context.WithTimeout(ctx, opts.WaitTools)
-			defer cancel()
-			if err := srv.Synced(wctx); err != nil {
-				logger.Info("the open tabs' tools were not listed within --wait-tools; answering tools/list without waiting for them", "err", err)
-			}
-		}
-	}()
+	fl.Run(ctx, noting{tabLog: newTabLog(h, logger), regs: first.regs})
+	go first.releaseAfter(fl)
 	if err := fl.Started(ctx); err != nil {
 		var se *fleet.StartError
 		if errors.As(err, &se) && failCode[se.Name] != 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/cdproto/browser"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/multi"
 	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
@@ -38,20 +39,19 @@ type RelayOptions struct {
 }
 
 // Run serves the session where serving says until the client goes away
-// (stdio), the browser goes away, or ctx ends. exited and why are the
-// launched browser's exit and its reason (nil when attached).
-func (s *Session) Run(ctx context.Context, serving Serving, exited <-chan struct{}, why func() string) error {
+// (stdio), the browser goes away (exit status 2), or ctx ends.
+func (s *Session) Run(ctx context.Context, serving Serving) error {
 	stop, err := startTelemetry(s.tel, serving.MetricsAddr)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	if serving.Relay != nil {
-		return s.serveRelay(ctx, serving.Relay, exited, why)
+		return s.serveRelay(ctx, serving.Relay)
 	}
 	defer closeHub(s.Hub)
 	if serving.HTTP == nil {
-		return s.serveStdio(ctx, exited, why)
+		return s.serveStdio(ctx)
 	}
 	errc := make(chan error, 1)
 	opts := *serving.HTTP
@@ -67,7 +67,7 @@ func (s *Session) Run(ctx context.Context, serving Serving, exited <-chan struct
 		return &cli.ExitError{Code: 2, Err: err}
 	}
 	defer h.Close()
-	return s.until(ctx, errc, 2, exited, why)
+	return s.until(ctx, errc, 2)
 }
 
 // relayLeaveGrace bounds the wait for the relay link to close when the
@@ -76,7 +76,7 @@ const relayLeaveGrace = 3 * time.Second
 
 // serveRelay serves the browser through the relay until the browser goes
 // away (exit status 2) or ctx ends. stdio is not used.
-func (s *Session) serveRelay(ctx context.Context, f *RelayOptions, exited <-chan struct{}, why func() string) error {
+func (s *Session) serveRelay(ctx context.Context, f *RelayOptions) error {
 	name := f.Name
 	if name == "" {
 		name = defaultBrowserName(ctx, s.Conn)
@@ -116,12 +116,13 @@ func (s *Session) serveRelay(ctx context.Context, f *RelayOptions, exited <-chan
 	select {
 	case err := <-done:
 		return err
-	case <-s.Conn.Done():
+	case <-s.Gone():
 		stop()
-		return s.Lost(exited, why)
-	case err := <-s.Browser.Fatal():
-		stop()
-		return &cli.ExitError{Code: 2, Err: err}
+		if ctx.Err() == nil {
+			return &cli.ExitError{Code: 2, Err: s.Err()}
+		}
+		slog.Info("interrupted; leaving the relay")
+		return nil
 	case <-ctx.Done():
 		slog.Info("interrupted; leaving the relay")
 		stop()
@@ -141,16 +142,19 @@ func defaultBrowserName(ctx context.Context, conn *cdp.Conn) string {
 	return host
 }
 
-// watchTelemetry points the gauges at the hub and the server; browsers
-// reports the browsers' states (nil: one browser, up while served).
-func watchTelemetry(tel *telemetry.Telemetry, h *hub.Hub, srv *mcpserver.Server, browsers func() map[string]int) {
+// watchTelemetry points the gauges at the hub, the server and the states
+// of the set's browsers.
+func watchTelemetry(tel *telemetry.Telemetry, h *hub.Hub, srv *mcpserver.Server, set *multi.Set) {
 	if tel == nil || tel.Metrics == nil {
 		return
 	}
-	if browsers == nil {
-		browsers = func() map[string]int { return map[string]int{"up": 1} }
-	}
-	tel.Metrics.SetGauges(telemetry.Gauges{Counts: h.Counts, Browsers: browsers, Sessions: srv.Sessions})
+	tel.Metrics.SetGauges(telemetry.Gauges{Counts: h.Counts, Sessions: srv.Sessions, Browsers: func() map[string]int {
+		n := map[string]int{}
+		for _, st := range set.Statuses() {
+			n[st.State]++
+		}
+		return n
+	}})
 }
 
 // startTelemetry starts the metrics' own listener at addr when set, and

@@ -13,16 +13,16 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/fleet"
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/multi"
 	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
-	"github.com/webmcp-cdp/webmcp-cdp/hub/settle"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/telemetry"
 )
 
@@ -49,71 +49,129 @@ type Options struct {
 	Settle time.Duration
 }
 
-// Session is one browser being served: the instrumented browser, the hub
-// and the MCP server over it.
+// Session is one browser served alone: a fleet of one (cdp/fleet), the
+// hub and the MCP server over it. It is not started again when lost: the
+// session ends, and Err says why.
 type Session struct {
-	// Browser is the browser followed with cdp.
+	// Browser is the browser followed with cdp, over Conn.
 	Browser *cdp.Browser
+	Conn    *cdp.Conn
 	// Hub is the catalog and router over it.
 	Hub *hub.Hub
 	// Server is the MCP server over the hub.
 	Server *mcpserver.Server
-	// Conn is the browser's CDP connection.
-	Conn *cdp.Conn
 
-	// firstList is closed once a client's first tools/list may be
-	// answered (SettleStartPages, SettleExisting).
-	firstList chan struct{}
-	listOnce  sync.Once
-	waitTools time.Duration
-	settle    time.Duration
-	// regs notes the start pages' loads and registrations until then.
-	regs *settle.Registrations
-	tel  *telemetry.Telemetry
+	fleet *fleet.Fleet
+	first *firstList
+	tel   *telemetry.Telemetry
+	// stop ends the fleet's supervisor; the browser is then ended.
+	stop context.CancelFunc
+	// began is when Start was called.
+	began time.Time
 }
 
-// Start instruments the browser behind conn and builds the hub and the MCP
-// server over it.
-func Start(ctx context.Context, conn *cdp.Conn, opts *Options) (*Session, error) {
+// Start starts the browser sup describes, served alone: its source starts
+// it (a launch, an endpoint, the person's own Chrome), cdp follows it, its
+// start URLs (sup.URLs) open, and the hub and the MCP server are built over
+// it. Clients' first tools/list waits until its start pages settled, or the
+// tabs it had open were read (at most opts.WaitTools). Close ends it.
+func Start(ctx context.Context, sup Supplied, opts *Options) (*Session, error) {
 	logger := slog.Default()
-	b, err := cdp.NewBrowser(conn, opts.CDP)
+	began := time.Now()
+	sup.Name = "" // served alone: its ids stay the browser's own
+	first := newFirstList(opts)
+	up := make(chan fleet.First, 1)
+	fctx, stop := context.WithCancel(ctx)
+	fl, err := fleet.New([]fleet.Browser{sup.Browser}, fleet.Options{
+		CDP:               opts.CDP,
+		IgnoreHTTPSErrors: opts.IgnoreHTTPSErrors,
+		Logger:            logger,
+		OnFirst: func(f fleet.First) {
+			up <- f
+			first.onFirst(fctx)(f)
+		},
+	})
 	if err != nil {
+		stop()
 		return nil, err
 	}
-	if opts.IgnoreHTTPSErrors {
-		if err := cdp.IgnoreCertificateErrors(ctx, conn); err != nil {
-			return nil, fmt.Errorf("--ignore-https-errors: %w", err)
+	set := fl.Set()
+	h := hub.New(set, opts.Hub)
+	srv := opts.server(ctx, h, tabsOf(set), first.ch)
+	first.over(set, h, srv)
+	watchTelemetry(opts.Telemetry, h, srv, set)
+	s := &Session{Hub: h, Server: srv, fleet: fl, first: first, tel: opts.Telemetry, stop: stop, began: began}
+	warnIgnoreHTTPS(opts)
+	fl.Run(fctx, noting{tabLog: newTabLog(h, logger), regs: first.regs})
+	if err := fl.Started(ctx); err != nil {
+		s.Close()
+		if se, ok := errors.AsType[*fleet.StartError](err); ok && sup.FailCode != 0 {
+			return nil, &cli.ExitError{Code: sup.FailCode, Err: se}
 		}
-		logger.Warn("--ignore-https-errors: the browser loads pages whose certificate is not valid, in every tab")
-	}
-	h := hub.New(b, opts.Hub)
-	srv, firstList := opts.server(ctx, h, b)
-	watchTelemetry(opts.Telemetry, h, srv, nil)
-	regs := settle.NewRegistrations(nil)
-	if err := b.Start(ctx, noting{tabLog: newTabLog(h, logger), regs: regs}); err != nil {
 		return nil, err
 	}
+	select {
+	case f := <-up:
+		s.Browser, s.Conn = f.Browser, f.Conn
+	default: // ctx ended before the browser was up
+		s.Close()
+		return nil, fmt.Errorf("starting the browser: %w", context.Cause(ctx))
+	}
+	go first.releaseAfter(fl)
 	// Off the path to the start pages: asking costs a round trip.
 	go func() {
-		if v, err := cdp.Version(ctx, conn); err == nil {
+		if v, err := cdp.Version(ctx, s.Conn); err == nil {
 			logger.Info("browser ready", "product", v.Product, "backend", opts.CDP.Backend)
 		}
 	}()
-	return &Session{Browser: b, Hub: h, Server: srv, Conn: conn, firstList: firstList,
-		waitTools: opts.WaitTools, settle: opts.Settle, regs: regs, tel: opts.Telemetry}, nil
+	return s, nil
+}
+
+// Close ends the session's browser (the process a source started, the
+// connection to one it followed) and waits until it is ended.
+func (s *Session) Close() {
+	s.stop()
+	s.fleet.Wait()
+}
+
+// Gone is closed once the browser is lost (or Close was called).
+func (s *Session) Gone() <-chan struct{} { return s.fleet.Gone() }
+
+// Err says, once Gone is closed, why the browser was lost: "lost the
+// browser: " and why (a launched process's exit status when it told one),
+// or the browser's fatal error.
+func (s *Session) Err() error { return s.fleet.Err() }
+
+// tabsOnly is a set as the MCP server's tab tools see one browser: without
+// OpenIn, so webmcp_open_tab takes no browser name.
+type tabsOnly struct{ set *multi.Set }
+
+func tabsOf(set *multi.Set) mcpserver.Tabs { return tabsOnly{set} }
+
+func (t tabsOnly) Open(ctx context.Context, url string) (string, error) { return t.set.Open(ctx, url) }
+func (t tabsOnly) CloseTab(ctx context.Context, tab string) error       { return t.set.CloseTab(ctx, tab) }
+func (t tabsOnly) ActivateTab(ctx context.Context, tab string) error {
+	return t.set.ActivateTab(ctx, tab)
+}
+func (t tabsOnly) Reload(ctx context.Context, tab string) error { return t.set.Reload(ctx, tab) }
+
+// warnIgnoreHTTPS says, once, what --ignore-https-errors does.
+func warnIgnoreHTTPS(o *Options) {
+	if o.IgnoreHTTPSErrors {
+		slog.Warn("--ignore-https-errors: the browser loads pages whose certificate is not valid, in every tab")
+	}
 }
 
 // server builds the MCP server over h, with tabs as its tab tools' browser
-// when they are served, and the channel whose close lets clients' first
-// tools/list be answered.
-func (o *Options) server(ctx context.Context, h *hub.Hub, tabs mcpserver.Tabs) (*mcpserver.Server, chan struct{}) {
+// when they are served, answering clients' first tools/list once firstList
+// is closed.
+func (o *Options) server(ctx context.Context, h *hub.Hub, tabs mcpserver.Tabs, firstList <-chan struct{}) *mcpserver.Server {
 	sopts := o.Server
 	if o.TabTools {
 		sopts.Tabs = tabs
 	}
-	firstList := make(chan struct{})
 	sopts.FirstList = firstList
-	return mcpserver.New(ctx, h, sopts), firstList
+	return mcpserver.New(ctx, h, sopts)
 }
 
 // closeHub lets a state-file write in progress finish before the process
@@ -124,40 +182,35 @@ func closeHub(h *hub.Hub) {
 	}
 }
 
-// ReleaseFirstList lets clients' first tools/list be answered.
-func (s *Session) ReleaseFirstList() {
-	s.listOnce.Do(func() {
-		close(s.firstList)
-		s.regs.Stop()
-	})
-}
+// ReleaseFirstList lets clients' first tools/list be answered now.
+func (s *Session) ReleaseFirstList() { s.first.release() }
 
 // serveStdio serves MCP on stdin/stdout until the client goes away (nil),
 // the browser goes away, or ctx ends, ending as RunStdio says.
-func (s *Session) serveStdio(ctx context.Context, exited <-chan struct{}, why func() string) error {
+func (s *Session) serveStdio(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	return s.until(ctx, RunStdio(ctx, s.Server.MCP(), s.Server), 0, exited, why)
+	return s.until(ctx, RunStdio(ctx, s.Server.MCP(), s.Server), 0)
 }
 
 // until serves until done gives the session's end (an error from done
 // exits with status code, when not 0, else as it is), the browser goes
-// away, or ctx ends.
-func (s *Session) until(ctx context.Context, done <-chan error, code int, exited <-chan struct{}, why func() string) error {
+// away (exit status 2 with Err), or ctx ends.
+func (s *Session) until(ctx context.Context, done <-chan error, code int) error {
 	select {
 	case err := <-done:
 		if err != nil && code != 0 {
 			return &cli.ExitError{Code: code, Err: err}
 		}
 		return err
-	case <-s.Conn.Done():
-		return s.Lost(exited, why)
-	case err := <-s.Browser.Fatal():
-		return &cli.ExitError{Code: 2, Err: err}
+	case <-s.Gone():
+		if ctx.Err() == nil {
+			return &cli.ExitError{Code: 2, Err: s.Err()}
+		}
 	case <-ctx.Done():
-		slog.Info("interrupted; stopping")
-		return nil
 	}
+	slog.Info("interrupted; stopping")
+	return nil
 }
 
 // RunStdio runs srv on stdin/stdout over mcpserver.StdioTransport, so a bad
@@ -183,25 +236,4 @@ func RunStdio(ctx context.Context, srv *mcp.Server, fast *mcpserver.Server) <-ch
 		}
 	}()
 	return done
-}
-
-// exitGrace bounds the wait for a launched browser's exit status once its
-// connection is gone: a grace period for the process to end, not a poll.
-const exitGrace = 2 * time.Second
-
-// Lost words the end of the browser connection, waiting (up to exitGrace)
-// for the process's own exit status when we launched it (exited and why;
-// nil when we did not).
-func (s *Session) Lost(exited <-chan struct{}, why func() string) error {
-	reason := fmt.Sprint(s.Conn.Err())
-	if exited != nil {
-		grace := time.NewTimer(exitGrace)
-		defer grace.Stop()
-		select {
-		case <-exited:
-			reason = why()
-		case <-grace.C:
-		}
-	}
-	return &cli.ExitError{Code: 2, Err: errors.New("lost the browser: " + reason)}
 }
