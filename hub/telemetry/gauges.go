@@ -13,7 +13,7 @@ var browserStates = [...]string{"up", "connecting", "stopped"}
 // tabs, browsers by state and MCP sessions. Nothing on the call path feeds
 // them.
 type gaugeCollector struct {
-	tools, tabs, browsers, sessions *prometheus.Desc
+	tools, tabs, browsers, sessions, spaces *prometheus.Desc
 
 	mu sync.Mutex
 	g  Gauges
@@ -24,6 +24,7 @@ func (c *gaugeCollector) init() {
 	c.tabs = prometheus.NewDesc("webmcp_cdp_tabs", "Tabs the hub knows.", nil, nil)
 	c.browsers = prometheus.NewDesc("webmcp_cdp_browsers", "Browsers served, by state: up, connecting or stopped.", []string{"state"}, nil)
 	c.sessions = prometheus.NewDesc("webmcp_cdp_mcp_sessions", "Open MCP sessions (stdio, and HTTP clients before 2026-07-28).", nil, nil)
+	c.spaces = prometheus.NewDesc("webmcp_cdp_spaces", "People's spaces open (--isolate user): each a browser context or a pool browser of its own.", nil, nil)
 }
 
 func (c *gaugeCollector) set(g Gauges) {
@@ -38,6 +39,7 @@ func (c *gaugeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.tabs
 	ch <- c.browsers
 	ch <- c.sessions
+	ch <- c.spaces
 }
 
 // Collect implements prometheus.Collector.
@@ -59,5 +61,8 @@ func (c *gaugeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if g.Sessions != nil {
 		ch <- prometheus.MustNewConstMetric(c.sessions, prometheus.GaugeValue, float64(g.Sessions()))
+	}
+	if g.Spaces != nil {
+		ch <- prometheus.MustNewConstMetric(c.spaces, prometheus.GaugeValue, float64(g.Spaces()))
 	}
 }

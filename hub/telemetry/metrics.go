@@ -48,6 +48,9 @@ type Gauges struct {
 	Browsers func() map[string]int
 	// Sessions returns the open MCP sessions (mcpserver.Server.Sessions).
 	Sessions func() int
+	// Spaces returns the people's spaces open (--isolate user), nil
+	// without them.
+	Spaces func() int
 }
 
 // Metrics are the Prometheus instruments, on a registry of their own.

@@ -134,6 +134,7 @@ func TestGaugesAreReadAtScrape(t *testing.T) {
 		Counts:   func() hub.Counts { return hub.Counts{LiveTools: 4, CachedTools: 2, Tabs: 3} },
 		Browsers: func() map[string]int { return map[string]int{"up": 2, "connecting": 1} },
 		Sessions: func() int { return sessions },
+		Spaces:   func() int { return 7 },
 	})
 	sessions = 5
 	checks := []struct {
@@ -144,6 +145,7 @@ func TestGaugesAreReadAtScrape(t *testing.T) {
 		{"webmcp_cdp_tabs", map[string]float64{"": 3}},
 		{"webmcp_cdp_browsers", map[string]float64{"state=up": 2, "state=connecting": 1, "state=stopped": 0}},
 		{"webmcp_cdp_mcp_sessions", map[string]float64{"": 5}},
+		{"webmcp_cdp_spaces", map[string]float64{"": 7}},
 	}
 	for _, c := range checks {
 		got := gather(t, m, c.name)
