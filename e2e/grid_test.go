@@ -196,7 +196,10 @@ func TestGridSaysNo(t *testing.T) {
 	}{
 		{"down", []string{"--selenium", down}, nil, false, []string{"Selenium Grid " + down + " does not answer", "connection refused"}},
 		{"unknown capabilities", []string{"--selenium", g.url}, []string{`SELENIUM_REMOTE_CAPABILITIES={"browserName":"firefox"}`}, false, []string{"said 500 session not created", "check SELENIUM_REMOTE_CAPABILITIES"}},
-		{"no free slot", []string{"--selenium", g.url}, nil, true, []string{"New session request timed out", "no free slot"}},
+		// The Grid words the wait's end "New session request timed out",
+		// or, on a loaded machine, "Timed out creating session": both are
+		// its 500, which webmcp-cdp reads as no free slot.
+		{"no free slot", []string{"--selenium", g.url}, nil, true, []string{"said 500 session not created", "no free slot"}},
 		{"capabilities not JSON", nil, []string{"SELENIUM_REMOTE_URL=" + g.url, "SELENIUM_REMOTE_CAPABILITIES={browserName: chrome}"}, false, []string{"--selenium-capabilities (or $SELENIUM_REMOTE_CAPABILITIES): not a JSON object"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
