@@ -49,6 +49,7 @@ type HTTPOptions struct {
 	Titles  func(ctx context.Context) (map[string]string, error)
 	// Browsers, when the server serves several browsers, returns their
 	// states: the status page lists them and groups the tabs by browser.
+	// Not shown in spaces mode, where the browsers are other people's.
 	Browsers func() []BrowserStatus
 	// StatusLink is told the status page's address once listening: with a
 	// Token, a one-time link (and again when someone asks for the page
@@ -61,6 +62,10 @@ type HTTPOptions struct {
 	// as /mcp: the bearer Token, or in OAuth mode a token with the read
 	// scope (metrics show the sites called, as the status page does).
 	Metrics http.Handler
+	// Spaces, when set, gives each person a Server of their own, chosen per
+	// request by the OAuth token's principal (spaces_http.go). It needs
+	// OAuth mode (Auth), and is served by ServeSpaces.
+	Spaces Spaces
 }
 
 // BrowserStatus is one of several browsers served, for the status page.
@@ -127,16 +132,45 @@ func (h *HTTP) Close() error {
 // at /. MCP 2026-07-28 requests are served statelessly (go-sdk's streamable
 // handler, list_changed through subscriptions/listen); older clients get
 // sessions, with list_changed on their GET stream (revisions.go). Errors of the listener after start go to errc.
+//
+// One Server serves every client. To give each person a Server of their
+// own, call ServeSpaces instead: ServeHTTP refuses opts.Spaces.
 func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
-	addr, loopback, err := ListenAddr(opts.Addr)
+	if opts.Spaces != nil {
+		if err := checkSpaces(opts); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("HTTPOptions.Spaces is served by mcpserver.ServeSpaces, not by one Server's ServeHTTP")
+	}
+	opts, tcp, loopback, err := listenHTTP(opts)
 	if err != nil {
 		return nil, err
 	}
+	status := newStatusHandler(s, opts, tcp.Addr().String())
+	h, err := s.httpHandler(opts, tcp.Addr().String(), loopback, status)
+	if err != nil {
+		tcp.Close()
+		return nil, err
+	}
+	hs := serveOn(tcp, h, opts, s.logger, errc)
+	s.logger.Info("serving MCP over HTTP", "url", "http://"+hs.Addr()+"/mcp", "token", opts.Token != "", "oauth", opts.Auth != nil)
+	status.start()
+	return hs, nil
+}
+
+// listenHTTP checks opts, fills in their defaults, and listens on
+// opts.Addr. It returns the options, the listener, and whether its address
+// is loopback.
+func listenHTTP(opts HTTPOptions) (HTTPOptions, net.Listener, bool, error) {
+	addr, loopback, err := ListenAddr(opts.Addr)
+	if err != nil {
+		return opts, nil, false, err
+	}
 	if opts.Token != "" && opts.Auth != nil {
-		return nil, errors.New("--token and --oauth-issuer are both set: the HTTP endpoint takes either a static token or OAuth tokens; drop one")
+		return opts, nil, false, errors.New("--token and --oauth-issuer are both set: the HTTP endpoint takes either a static token or OAuth tokens; drop one")
 	}
 	if !loopback && opts.Token == "" && opts.Auth == nil {
-		return nil, fmt.Errorf("--http %s is not a loopback address: set --token (or WEBMCP_CDP_TOKEN) so that only your clients can call the browser's tools", addr)
+		return opts, nil, false, fmt.Errorf("--http %s is not a loopback address: set --token (or WEBMCP_CDP_TOKEN) so that only your clients can call the browser's tools", addr)
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 4 << 20
@@ -153,15 +187,15 @@ func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
 	opts.MaxConns = max(opts.MaxConns, opts.MaxConnsPerIP)
 	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+		return opts, nil, false, fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	status := newStatusHandler(s, opts, tcp.Addr().String())
-	h, err := s.httpHandler(opts, tcp.Addr().String(), loopback, status)
-	if err != nil {
-		tcp.Close()
-		return nil, err
-	}
-	ln := newConnLimiter(tcp, opts.MaxConnsPerIP, opts.MaxConns, s.logger)
+	return opts, tcp, loopback, nil
+}
+
+// serveOn serves h on tcp, within the connection bounds of opts, until
+// the returned HTTP is closed; errors of the listener go to errc.
+func serveOn(tcp net.Listener, h http.Handler, opts HTTPOptions, logger *slog.Logger, errc chan<- error) *HTTP {
+	ln := newConnLimiter(tcp, opts.MaxConnsPerIP, opts.MaxConns, logger)
 	// Headers are bounded here, bodies by bodyDeadline, idle connections by
 	// IdleTimeout. No WriteTimeout: it would cut event streams and long
 	// tool calls. No ReadTimeout either: bodyDeadline does its work per
@@ -172,19 +206,25 @@ func (s *Server) ServeHTTP(opts HTTPOptions, errc chan<- error) (*HTTP, error) {
 		Handler:           bodyDeadline(h, opts.ReadTimeout),
 		ReadHeaderTimeout: opts.ReadTimeout,
 		IdleTimeout:       idleTimeout,
-		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
 	}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("the HTTP endpoint stopped: %w", err)
 		}
 	}()
-	s.logger.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "token", opts.Token != "", "oauth", opts.Auth != nil)
-	status.start()
-	return &HTTP{srv: srv, ln: ln}, nil
+	return &HTTP{srv: srv, ln: ln}
 }
 
 func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, status http.Handler) (http.Handler, error) {
+	return edgeHandler(opts, bound, loopback, s.logger, s.mcpHandler(opts), status)
+}
+
+// mcpHandler is the Server's MCP handler chain at /mcp, before the guards:
+// the streamable handlers (stateful for older clients, stateless for MCP
+// 2026-07-28), the fast path of calls, the Mcp-Param header check, and the
+// splicing of tools/list pages.
+func (s *Server) mcpHandler(opts HTTPOptions) http.Handler {
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
 	stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Logger:              sdklog.Quiet(s.logger),
@@ -207,7 +247,13 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, stat
 	newRevision := s.fastHTTPHandler(s.paramHeaderCheck(stateless, opts.MaxBodyBytes), opts.MaxBodyBytes)
 	mcpHandler := revisionRouter(stateful, newRevision, opts.MaxBodyBytes)
 	// tools/list pages go into the responses as rendered (fast_list.go).
-	var h http.Handler = s.tools.splicing(mcpHandler)
+	return s.tools.splicing(mcpHandler)
+}
+
+// edgeHandler puts the guards of opts (a static token, or OAuth mode)
+// around the MCP handler h, the status page and opts.Metrics, serves them
+// on one mux, and puts the origin guard in front.
+func edgeHandler(opts HTTPOptions, bound string, loopback bool, logger *slog.Logger, h, status http.Handler) (http.Handler, error) {
 	metrics := opts.Metrics
 	if opts.Token != "" {
 		verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
@@ -233,7 +279,7 @@ func (s *Server) httpHandler(opts HTTPOptions, bound string, loopback bool, stat
 			a.PublicURL = "http://" + bound + "/mcp"
 			opts.Auth = &a
 		}
-		e, err := newOAuthEdge(s, opts)
+		e, err := newOAuthEdge(logger, opts)
 		if err != nil {
 			return nil, err
 		}

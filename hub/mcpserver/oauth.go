@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -61,8 +62,8 @@ type oauthEdge struct {
 	maxBody    int64
 }
 
-// newOAuthEdge makes the guard of an endpoint served on bound.
-func newOAuthEdge(s *Server, opts HTTPOptions) (*oauthEdge, error) {
+// newOAuthEdge makes the guard of the endpoint opts.Auth.PublicURL.
+func newOAuthEdge(logger *slog.Logger, opts HTTPOptions) (*oauthEdge, error) {
 	a := opts.Auth
 	if a.Verifier == nil {
 		return nil, errors.New("OAuth mode needs a token verifier")
@@ -79,7 +80,7 @@ func newOAuthEdge(s *Server, opts HTTPOptions) (*oauthEdge, error) {
 		Scopes:          []string{e.read, e.call},
 		ChallengeScopes: []string{e.read},
 		ResourceName:    "webmcp-cdp: the tools of the pages of a browser",
-		Logger:          s.logger,
+		Logger:          logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--public-url: %w", err)

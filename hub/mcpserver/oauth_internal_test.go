@@ -65,8 +65,7 @@ func BenchmarkOAuthGuard(b *testing.B) {
 		b.Fatal(err)
 	}
 	const url = "http://127.0.0.1:8808/mcp"
-	s := &Server{logger: slog.New(slog.DiscardHandler)}
-	e, err := newOAuthEdge(s, HTTPOptions{MaxBodyBytes: 4 << 20, Auth: &AuthOptions{Verifier: v, PublicURL: url}})
+	e, err := newOAuthEdge(slog.New(slog.DiscardHandler), HTTPOptions{MaxBodyBytes: 4 << 20, Auth: &AuthOptions{Verifier: v, PublicURL: url}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -144,21 +144,7 @@ func TestOAuthMode(t *testing.T) {
 func TestOAuthSessionStaysWithItsPrincipal(t *testing.T) {
 	url, iss, _ := oauthServer(t)
 	post := func(token, session, body string) (*http.Response, string) {
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		return resp, string(data)
+		return oauthRequest(t, url, token, session, body)
 	}
 	alice := iss.TokenFor(t, "alice", url, "webmcp:read webmcp:call")
 	resp, _ := post(alice, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"a","version":"0"}}}`)

@@ -113,6 +113,9 @@ type Server struct {
 	unlisted atomic.Int64
 	// texts renders the fast path's one-text-block results (fast_result.go).
 	texts textTemplates
+	// space is the Server's HTTP handlers when it serves a person's space
+	// (spaces_http.go), built at the space's first request.
+	space spaceHandlers
 }
 
 // New returns a server over h. It follows the catalog until ctx ends.

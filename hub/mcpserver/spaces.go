@@ -12,8 +12,12 @@ import (
 type Person struct {
 	// Issuer is the authorization server that issued the token.
 	Issuer string
-	// Subject is the token's subject: "client:<client_id>" for a token a
-	// client got for itself (client credentials), with no user behind it.
+	// Subject is the token's subject (sub): "client:<client_id>" for a
+	// token a client got for itself (client credentials), with no sub; a
+	// sub that itself begins with "client:" or "sub:" is "sub:<sub>", so
+	// that no subject passes for a client. It is as the token has it, any
+	// bytes and any length: hash it before it goes into a file name, a
+	// log line or a trace.
 	Subject string
 }
 

@@ -89,6 +89,7 @@ button{font:inherit;margin-right:.5rem}.err{color:#f88}.ok{color:#8f8}.muted{col
 <p><button data-copy="snippet-json">copy</button>Cursor and other clients that take a URL (<code>mcpServers</code> JSON)</p>
 <pre id="snippet-json">{{.JSONSnippet}}</pre>
 <div id="live">
+{{if .Spaces}}<p id="spaces">This is your own space: its tabs, clients and calls are yours alone. Other people's spaces open now: <span id="other-spaces">{{.OtherSpaces}}</span>.</p>{{end}}
 <h2>Clients</h2>
 <table id="clients"><tr><th>client</th><th>version</th><th>session</th></tr>
 {{range .Clients}}<tr><td>{{.Name}}</td><td>{{.Version}}</td><td><code>{{.Session}}</code></td></tr>
@@ -137,7 +138,9 @@ type statusHandler struct {
 	// browserStates is HTTPOptions.Browsers.
 	browserStates func() []BrowserStatus
 	announce      func(link string)
-	linkBase      string // http://host:port/ for printed links
+	// others, in spaces mode, counts the other people's spaces open.
+	others   func() int
+	linkBase string // http://host:port/ for printed links
 
 	mu       sync.Mutex
 	once     map[string]time.Time // one-time values → expiry
@@ -147,19 +150,24 @@ type statusHandler struct {
 
 // newStatusHandler returns the status page of s served on bound.
 func newStatusHandler(s *Server, opts HTTPOptions, bound string) *statusHandler {
-	host, port, _ := net.SplitHostPort(bound)
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
 	h := &statusHandler{
 		s: s, token: opts.Token, browser: opts.Browser, titles: opts.Titles, announce: opts.StatusLink, browserStates: opts.Browsers,
-		linkBase: "http://" + net.JoinHostPort(host, port) + "/",
+		linkBase: statusLink(bound),
 		once:     map[string]time.Time{}, cookies: map[string]time.Time{},
 	}
 	if h.announce == nil {
 		h.announce = func(link string) { s.logger.Info("status page", "url", link) }
 	}
 	return h
+}
+
+// statusLink is the status page's address on bound, for a person to open.
+func statusLink(bound string) string {
+	host, port, _ := net.SplitHostPort(bound)
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
 }
 
 // start prints the page's address: a one-time link when a token is set.
@@ -317,6 +325,8 @@ func (h *statusHandler) render(w http.ResponseWriter, r *http.Request) {
 		"Refusals":       refusals,
 		"RefusedTotal":   int(total),
 		"Script":         template.JS(statusScript),
+		"Spaces":         h.others != nil,
+		"OtherSpaces":    h.otherSpaces(),
 	}); err != nil {
 		h.s.logger.Debug("writing the status page", "err", err)
 	}
