@@ -54,7 +54,7 @@ func (b *Browser) open(ctx context.Context, url string, loaded chan struct{}) (s
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("opening %s: %w", url, err)
 	}
-	p, err := b.conn.Browser().Send(target.CommandCreateTarget, &target.CreateTargetParams{URL: "about:blank"})
+	p, err := b.conn.Browser().Send(target.CommandCreateTarget, &target.CreateTargetParams{URL: "about:blank", BrowserContextID: cdpt.BrowserContextID(b.opts.BrowserContext)})
 	if err != nil {
 		return "", fmt.Errorf("opening %s: %w", url, err)
 	}
@@ -148,16 +148,24 @@ func (b *Browser) waitTab(ctx context.Context, tab string) error {
 	}
 }
 
-// CloseTab closes a tab.
+// CloseTab closes a tab. With Options.BrowserContext, a tab of another
+// context is not closed: it fails as a tab that does not exist.
 func (b *Browser) CloseTab(ctx context.Context, tab string) error {
+	if err := b.checkOwnTab(ctx, tab); err != nil {
+		return fmt.Errorf("closing tab %s: %w", tab, err)
+	}
 	if _, err := cdpt.Call(ctx, b.conn.Browser(), target.CloseTarget, target.CloseTargetParams{TargetID: target.ID(tab)}); err != nil {
 		return fmt.Errorf("closing tab %s: %w", tab, err)
 	}
 	return nil
 }
 
-// ActivateTab brings a tab to the front.
+// ActivateTab brings a tab to the front. With Options.BrowserContext, a
+// tab of another context is not: it fails as a tab that does not exist.
 func (b *Browser) ActivateTab(ctx context.Context, tab string) error {
+	if err := b.checkOwnTab(ctx, tab); err != nil {
+		return fmt.Errorf("activating tab %s: %w", tab, err)
+	}
 	if _, err := cdpt.Call(ctx, b.conn.Browser(), target.ActivateTarget, target.ActivateTargetParams{TargetID: target.ID(tab)}); err != nil {
 		return fmt.Errorf("activating tab %s: %w", tab, err)
 	}

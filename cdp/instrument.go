@@ -96,6 +96,12 @@ type Options struct {
 	// PageTimes asks the page script for the time each tool's execute
 	// took (core.Result.PageTook), for traces.
 	PageTimes bool
+	// BrowserContext, when set, is the id of the one browser context the
+	// Browser follows (NewBrowserContext): its tabs, their popups and
+	// frames. The targets of every other context are left at once, never
+	// reported to the Sink, and tabs the Browser opens are made in it.
+	// Empty follows every target of the browser.
+	BrowserContext string
 }
 
 // Marks are the secrets a Browser writes into the page script: the nonce
@@ -164,6 +170,9 @@ type Browser struct {
 	diag diagnoses
 	// xo relays tools between the documents of a tab of different origins (exposure.go).
 	xo exposure
+	// defaultContext is the browser's default context's id, when
+	// Options.BrowserContext names another (contexts.go).
+	defaultContext string
 }
 
 type targetState struct {
@@ -269,7 +278,8 @@ func NewBrowser(conn *Conn, opts Options) (*Browser, error) {
 
 // Start sets up auto-attach and starts reporting to sink. Tabs that exist
 // already are attached too; new ones are paused until the page script is in
-// place.
+// place. With Options.BrowserContext, it fails when the browser has no such
+// context.
 //
 // ctx bounds the browser's own work: when it ends, reads of pages in
 // progress stop.
@@ -277,6 +287,9 @@ func (b *Browser) Start(ctx context.Context, sink Sink) error {
 	b.sink.sink = sink
 	b.life = ctx
 	bs := b.conn.Browser()
+	if err := b.checkContext(ctx); err != nil {
+		return err
+	}
 	bs.SetHandler(b.onBrowserEvent)
 	if err := bs.Call(ctx, target.CommandSetDiscoverTargets, &target.SetDiscoverTargetsParams{Discover: true}, nil); err != nil {
 		return fmt.Errorf("turning on target discovery: %w", err)

@@ -41,14 +41,7 @@ func TestRealBrowserTargets(t *testing.T) {
 				}
 			}
 			f.feed(t, attachedEvent(target.SessionID(tc.parent), "S9", "T9", tc.kind, tc.url, tc.waiting))
-			var got []string
-			for range tc.want {
-				m := f.next(t)
-				got = append(got, fmt.Sprintf("%s %s", m.SessionID, m.Method))
-			}
-			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
-				t.Errorf("sent %q, want %q", got, tc.want)
-			}
+			expectSent(t, f, tc.want)
 		})
 	}
 
@@ -90,6 +83,20 @@ func TestRealBrowserTargets(t *testing.T) {
 			t.Errorf("TabOpened(%q), want T1 once activated", c.id)
 		}
 	})
+}
+
+// expectSent checks the next commands the Browser sent, each as its
+// session and method (" Method" for the browser's session).
+func expectSent(t *testing.T, f *fakeTransport, want []string) {
+	t.Helper()
+	var got []string
+	for range want {
+		m := f.next(t)
+		got = append(got, fmt.Sprintf("%s %s", m.SessionID, m.Method))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("sent %q, want %q", got, want)
+	}
 }
 
 // TestSettleExisting: the wait for the tabs open at attach covers the tabs

@@ -67,6 +67,9 @@ func (b *Browser) onAttached(params jsonv2.Value, parent *targetState) {
 		b.release(ev.SessionID, ev.WaitingForDebugger, parent, why, ev.TargetInfo)
 		return
 	}
+	if parent == nil && b.leftToOtherContext(&ev) { // (contexts.go)
+		return
+	}
 	sess := b.conn.Attach(ev.SessionID)
 	t := &targetState{
 		sess:     sess,

@@ -7,7 +7,8 @@ import (
 	"github.com/chromedp/cdproto/target"
 )
 
-// Titles returns the current title of every open tab, by the tab's id (its
+// Titles returns the current title of every open tab (of the followed
+// browser context, with Options.BrowserContext), by the tab's id (its
 // target id). Chrome sends Target.targetInfoChanged when a tab navigates,
 // before the page has set its title (the title is then the URL), and not
 // when the title changes afterwards, so a reader who shows titles asks here.
@@ -18,7 +19,7 @@ func (b *Browser) Titles(ctx context.Context) (map[string]string, error) {
 	}
 	out := make(map[string]string, len(res.TargetInfos))
 	for _, ti := range res.TargetInfos {
-		if ti.Type == "page" {
+		if ti.Type == "page" && b.inContext(ti) {
 			out[string(ti.TargetID)] = ti.Title
 		}
 	}
