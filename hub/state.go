@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -131,7 +132,13 @@ func (s *stateStore) load(ttl time.Duration, now time.Time) []cacheEntry {
 		}
 		out = append(out, e)
 	}
-	s.logger.Info("read the state file", "path", s.path(), "cached_tools", len(out), "pruned", pruned)
+	// An empty state is no news: a command that then fails to start its
+	// browser says so in one line.
+	level := slog.LevelInfo
+	if len(out) == 0 && pruned == 0 {
+		level = slog.LevelDebug
+	}
+	s.logger.Log(context.Background(), level, "read the state file", "path", s.path(), "cached_tools", len(out), "pruned", pruned)
 	return out
 }
 
