@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/chromedp/cdproto"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
@@ -32,8 +33,26 @@ var ErrClosed = errors.New("the browser connection is closed")
 var ErrTargetGone = errors.New("the tab was closed")
 
 // Conn multiplexes flat CDP sessions over one transport. One goroutine reads;
-// event handlers run on it, in order, and must not block.
+// event handlers run on it, in order, and must not block. A Conn may be a
+// view of another's transport (NewView): a browser-level session of its
+// own, so that several Browsers, each following its own browser context,
+// share one connection, a launched browser's pipe included.
 type Conn struct {
+	*wire
+	// browser is this Conn's browser-level session: the root session, or a
+	// view's session attached to the browser target.
+	browser *Session
+	// done is closed when the connection ends, or the view is closed.
+	done chan struct{}
+	// closing is closed by a view's Close (nil for the root Conn).
+	closing chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// wire is the transport and its sessions, shared by a Conn and its views.
+type wire struct {
 	t      chromedp.Transport
 	logger *slog.Logger
 	nextID atomic.Int64
@@ -43,44 +62,92 @@ type Conn struct {
 	sessions map[target.SessionID]*Session
 	err      error
 
-	browser *Session
-	done    chan struct{}
-
-	closeOnce sync.Once
-	closeErr  error
+	// ended is closed when the reader stops.
+	ended chan struct{}
+	// root is the transport's own browser-level session.
+	root *Session
 }
 
 // NewConn starts reading t. Close it with Close.
 func NewConn(t chromedp.Transport, logger *slog.Logger) *Conn {
-	c := &Conn{
+	w := &wire{
 		t:        t,
 		logger:   logger,
 		pending:  make(map[int64]*Pending),
 		sessions: make(map[target.SessionID]*Session),
-		done:     make(chan struct{}),
+		ended:    make(chan struct{}),
 	}
+	c := &Conn{wire: w, done: w.ended}
 	c.browser = c.newSession("")
+	w.root = c.browser
 	go c.read()
 	return c
+}
+
+// NewView attaches a browser-level session of its own to the browser
+// behind c (Target.attachToBrowserTarget) and returns it as a Conn over
+// c's transport: what it auto-attaches, the browser contexts it makes and
+// the sessions it follows are its own, as on a second connection, but no
+// second socket or debugging port is needed. Closing the view detaches its
+// session and leaves c open; when c ends, so does the view.
+func (c *Conn) NewView(ctx context.Context) (*Conn, error) {
+	var res target.AttachToBrowserTargetResult
+	if err := c.browser.Call(ctx, target.CommandAttachToBrowserTarget, nil, &res); err != nil {
+		return nil, fmt.Errorf("attaching a session of its own to the browser (Target.attachToBrowserTarget): %w", err)
+	}
+	// Nothing is sent on the new session before it exists here: it gets
+	// no message until this view asks for something.
+	v := &Conn{wire: c.wire, done: make(chan struct{}), closing: make(chan struct{})}
+	v.browser = v.newSession(res.SessionID)
+	go func() {
+		defer close(v.done)
+		select {
+		case <-c.wire.ended:
+		case <-v.closing:
+		case <-v.browser.Closed():
+		}
+	}()
+	return v, nil
 }
 
 // Browser returns the browser-level session.
 func (c *Conn) Browser() *Session { return c.browser }
 
-// Done is closed when the connection ends; Err then says why.
+// Done is closed when the connection ends (or the view is closed, or the
+// browser detached its session); Err then says why.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Err returns why the connection ended, or nil while it is up.
 func (c *Conn) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.err == nil && c.closing != nil {
+		select {
+		case <-c.done:
+			return ErrClosed
+		default:
+		}
+	}
 	return c.err
 }
 
-// Close closes the transport and waits for the reader to stop. Calling it
-// again returns the first call's result.
+// Close closes the transport and waits for the reader to stop; a view's
+// Close detaches its browser session instead, and the transport stays.
+// Calling it again returns the first call's result.
 func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
+		if c.closing != nil {
+			id := c.browser.ID()
+			close(c.closing)
+			ctx, cancel := context.WithTimeout(context.Background(), viewDetachTimeout)
+			defer cancel()
+			if p, err := c.root.Send(target.CommandDetachFromTarget, &target.DetachFromTargetParams{SessionID: id}); err == nil {
+				p.Wait(ctx, nil)
+			}
+			c.detach(id)
+			<-c.done
+			return
+		}
 		if err := c.t.Close(); err != nil {
 			c.closeErr = fmt.Errorf("closing the browser connection: %w", err)
 		}
@@ -88,6 +155,9 @@ func (c *Conn) Close() error {
 	})
 	return c.closeErr
 }
+
+// viewDetachTimeout bounds the detaching of a view's session.
+const viewDetachTimeout = 5 * time.Second
 
 // Attach registers a flat session. It must be called from an event handler
 // of the reader (Target.attachedToTarget), so that no message of the session
@@ -139,7 +209,7 @@ func (c *Conn) detach(id target.SessionID) {
 }
 
 func (c *Conn) read() {
-	defer close(c.done)
+	defer close(c.ended)
 	for {
 		msg := new(cdproto.Message)
 		if err := c.t.Read(context.Background(), msg); err != nil {

@@ -256,18 +256,26 @@ func follow(tb testing.TB, ws, name string, newContext bool) *space {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	made := time.Since(start)
-	b, err := NewBrowser(conn, Options{BrowserContext: id, Logger: quiet})
+	sp := startSpace(tb, conn, name, id)
+	sp.made = time.Since(start)
+	return sp
+}
+
+// startSpace starts a Browser on conn that follows context id, until the
+// test ends.
+func startSpace(tb testing.TB, conn *Conn, name, id string) *space {
+	tb.Helper()
+	b, err := NewBrowser(conn, Options{BrowserContext: id, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	life, cancel := context.WithCancel(ctx)
+	life, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
 	sink := newSpaceSink()
 	if err := b.Start(life, sink); err != nil {
 		tb.Fatal(err)
 	}
-	return &space{name: name, conn: conn, id: id, b: b, sink: sink, made: made}
+	return &space{name: name, conn: conn, id: id, b: b, sink: sink}
 }
 
 // openLoaded opens url in the space and waits until it has loaded.
