@@ -46,6 +46,8 @@ type Browser struct {
 	// grace is how long, once the connection ended, the source may take to
 	// tell why (a process that is exiting).
 	grace time.Duration
+	// context is the browser context to follow ("": all of them).
+	context string
 }
 
 // Parts are what a Browser is made of, for a Source outside this package
@@ -62,6 +64,10 @@ type Parts struct {
 	Reason func() string
 	// Grace is how long to wait for Gone once the connection ended.
 	Grace time.Duration
+	// BrowserContext, when set, is the one browser context of the browser
+	// to follow (cdp.Options.BrowserContext): a space of its own in a
+	// browser shared with others.
+	BrowserContext string
 }
 
 // New returns the Browser made of p.
@@ -73,10 +79,11 @@ func New(p Parts) *Browser {
 	var once sync.Once
 	var endErr error
 	return &Browser{
-		conn:   p.Conn,
-		gone:   p.Gone,
-		reason: p.Reason,
-		grace:  p.Grace,
+		conn:    p.Conn,
+		gone:    p.Gone,
+		reason:  p.Reason,
+		grace:   p.Grace,
+		context: p.BrowserContext,
 		end: func(ctx context.Context) error {
 			once.Do(func() { endErr = end(ctx) })
 			return endErr
@@ -99,6 +106,9 @@ func (b *Browser) Reason() string {
 	}
 	return b.reason()
 }
+
+// BrowserContext is the one browser context to follow ("": every one).
+func (b *Browser) BrowserContext() string { return b.context }
 
 // Grace is how long to wait for Gone once the connection ended, so that
 // the reason given is the source's (an exit status) rather than a closed

@@ -153,7 +153,7 @@ func (d *dialer) start(ctx context.Context, a *multi.Attempt) (*browsers.Browser
 	// Start's ctx is the connection's life; the one-off setup is bounded.
 	setup, cancel := context.WithTimeout(ctx, browsers.AttachTimeout)
 	defer cancel()
-	b, err := d.follow(ctx, setup, br.Conn(), a)
+	b, err := d.follow(ctx, setup, br, a)
 	if err != nil {
 		d.end(ctx, br)
 		return nil, nil, nil, err
@@ -201,13 +201,15 @@ func (d *dialer) openPages(ctx context.Context, b *cdp.Browser) []StartPage {
 	return pages
 }
 
-// follow instruments the browser behind conn and starts following it for
-// attempt a: ctx is the connection's life, setup bounds the one-off setup
-// (IgnoreHTTPSErrors).
-func (d *dialer) follow(ctx, setup context.Context, conn *cdp.Conn, a *multi.Attempt) (*cdp.Browser, error) {
+// follow instruments br (the browser context it names, when it names one)
+// and starts following it for attempt a: ctx is the connection's life,
+// setup bounds the one-off setup (IgnoreHTTPSErrors).
+func (d *dialer) follow(ctx, setup context.Context, br *browsers.Browser, a *multi.Attempt) (*cdp.Browser, error) {
+	conn := br.Conn()
 	o := d.opts.CDP
 	o.ReloadExisting = o.ReloadExisting && !d.b.Source.Fresh()
 	o.Logger, o.Marks = d.logger, d.marks
+	o.BrowserContext = br.BrowserContext()
 	b, err := cdp.NewBrowser(conn, o)
 	if err != nil {
 		return nil, err
