@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+	"errors"
+
 	"github.com/spf13/cobra"
 
+	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/cdp/fleet"
 	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/serve"
@@ -13,6 +17,7 @@ func newAttach() *cobra.Command {
 	var reload bool
 	bf := browserFlags{relay: &relayFlags{}}
 	var af autoConnectFlags // autoconnect.go
+	var sf spaceFlags       // spaces.go
 	cmd := &cobra.Command{
 		Use:   "attach [--auto-connect | --browser-url URL | --ws-endpoint WS | --browser NAME=URL...] [URL...]",
 		Short: "Connect to a Chrome started with --remote-debugging-port and serve its tabs' WebMCP tools over MCP on stdio",
@@ -24,6 +29,9 @@ func newAttach() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := sf.check(bf.http.oauth.enabled(), bf.relay.enabled()); err != nil {
+				return err
+			}
 			if urls, err = cli.StartURLs(urls); err != nil {
 				return cli.Usage(err)
 			}
@@ -32,13 +40,20 @@ func newAttach() *cobra.Command {
 				return err
 			}
 			if len(named) > 0 {
-				return runMulti(cmd.Context(), endpointsSupplied(named), &bf, backend, reload, urls)
+				return runMulti(cmd.Context(), serve.EndpointBrowsers(named), &bf, backend, reload, urls)
 			}
 			ep, err := ef.endpoint()
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
+			if sf.mode(bf.http.oauth.enabled()) == isolateUser {
+				if af.personal(ef.given()) {
+					return cli.Usage(errors.New("--isolate user with your own Chrome: it is signed in as you and serves you alone; attach to a shared browser with --browser-url or --ws-endpoint, or use --isolate none"))
+				}
+				dial := func(ctx context.Context) (*cdp.Conn, error) { return cdp.Attach(ctx, ep, nil) }
+				return runSpaces(ctx, &bf, &sf, backend, urls, serve.SpaceBrowsers{Dial: dial})
+			}
 			src, err := af.source(ep)
 			if err != nil {
 				return err
@@ -60,6 +75,7 @@ func newAttach() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&reload, "reload-existing", false, "reload the tabs that loaded before attaching, so their tools are seen")
 	af.register(cmd)
+	sf.register(cmd.Flags())
 	cmd.MarkFlagsMutuallyExclusive("browser", "auto-connect")
 	bf.register(cmd.Flags())
 	cmd.MarkFlagsMutuallyExclusive("relay", "http")

@@ -61,6 +61,7 @@ func newLaunch() *cobra.Command {
 	var gf gridFlags     // --selenium... (grid.go)
 	var relaunch bool
 	var count int
+	var sf spaceFlags // spaces.go
 	bf := browserFlags{relay: &relayFlags{}}
 	cmd := &cobra.Command{
 		Use:   "launch [flags] [URL...]",
@@ -68,6 +69,9 @@ func newLaunch() *cobra.Command {
 		RunE: func(cmd *cobra.Command, urls []string) error {
 			backend, err := bf.check()
 			if err != nil {
+				return err
+			}
+			if err := sf.check(bf.http.oauth.enabled(), bf.relay.enabled()); err != nil {
 				return err
 			}
 			if urls, err = cli.StartURLs(urls); err != nil {
@@ -85,10 +89,13 @@ func newLaunch() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if count > 1 && lf.userDataDir != "" {
+				return cli.Usage(errors.New("--browsers with --user-data-dir: browsers cannot share a profile; drop --user-data-dir (each gets a temporary one)"))
+			}
+			if sf.mode(bf.http.oauth.enabled()) == isolateUser {
+				return launchSpaces(ctx, &bf, &sf, backend, urls, lf, grid, count, len(named) > 0 || relaunch)
+			}
 			if grid != nil || relaunch || count > 1 || len(named) > 0 {
-				if count > 1 && lf.userDataDir != "" {
-					return cli.Usage(errors.New("--browsers with --user-data-dir: browsers cannot share a profile; drop --user-data-dir (each gets a temporary one)"))
-				}
 				bf.serve.viewport = lf.viewport
 				var sup []serve.Supplied
 				if grid != nil {
@@ -101,7 +108,7 @@ func newLaunch() *cobra.Command {
 						return serve.Supplied{Browser: fleet.Browser{Name: name, Source: &browsers.Launch{Options: o}, Restart: relaunch, StartFails: true}}
 					})
 				}
-				return runMulti(ctx, append(sup, endpointsSupplied(named)...), &bf, backend, false, urls)
+				return runMulti(ctx, append(sup, serve.EndpointBrowsers(named)...), &bf, backend, false, urls)
 			}
 			bf.serve.viewport = lf.viewport
 			launched := fleet.Browser{Source: &browsers.Launch{Options: lf.options(backend)}, StartFails: true, URLs: urls}
@@ -119,6 +126,7 @@ func newLaunch() *cobra.Command {
 	ef.registerMulti(cmd, true)
 	cmd.Flags().BoolVar(&relaunch, "relaunch", false, "start the browser again when it exits or crashes, and reopen the URLs; its tools stay listed as cached meanwhile")
 	bf.register(cmd.Flags())
+	sf.register(cmd.Flags())
 	cmd.MarkFlagsMutuallyExclusive("relay", "http")
 	cmd.MarkFlagsMutuallyExclusive("chrome", "channel")
 	return cmd

@@ -11,7 +11,7 @@ import (
 
 // parseNamed parses args as attach's endpoint flags, applies env and the
 // config file text, and returns --browser's endpoints.
-func parseNamed(t *testing.T, args []string, env map[string]string, file string) ([]namedEndpoint, error) {
+func parseNamed(t *testing.T, args []string, env map[string]string, file string) ([]cli.NamedEndpoint, error) {
 	t.Helper()
 	root := &cobra.Command{Use: "root"}
 	root.PersistentFlags().String(cli.ConfigFlag, "", "")
@@ -85,13 +85,13 @@ func TestNamedBrowsers(t *testing.T) {
 			}
 			var got []string
 			for _, e := range eps {
-				s := e.name + ":"
-				if e.ep.BrowserURL != "" {
-					s += "url=" + e.ep.BrowserURL
+				s := e.Name + ":"
+				if e.Endpoint.BrowserURL != "" {
+					s += "url=" + e.Endpoint.BrowserURL
 				} else {
-					s += "ws=" + e.ep.WSEndpoint
+					s += "ws=" + e.Endpoint.WSEndpoint
 				}
-				_, bearer, _ := strings.Cut(e.ep.Header.Get("Authorization"), "Bearer ")
+				_, bearer, _ := strings.Cut(e.Endpoint.Header.Get("Authorization"), "Bearer ")
 				if bearer != "" {
 					bearer = "Bearer " + bearer
 				}

@@ -39,6 +39,17 @@ func Numbered(base string, n int, one func(name string) Supplied) []Supplied {
 	return out
 }
 
+// EndpointBrowsers are --browser's browsers, each followed again after a
+// drop.
+func EndpointBrowsers(eps []cli.NamedEndpoint) []Supplied {
+	out := make([]Supplied, 0, len(eps))
+	for _, ne := range eps {
+		src := &browsers.Endpoint{Endpoint: ne.Endpoint, Logger: slog.Default().With("browser", ne.Name)}
+		out = append(out, Supplied{Browser: fleet.Browser{Name: ne.Name, Source: src, Restart: true}})
+	}
+	return out
+}
+
 // GridBrowsers are n browsers on the Grid, named grid (one) or grid1 to
 // gridN. Before the first is started, the sessions earlier processes left
 // on the Grid are named in the log.

@@ -47,6 +47,10 @@ type Options struct {
 	// Settle is how long a start page's tools stay unchanged to count as
 	// settled.
 	Settle time.Duration
+
+	// inSpace: the session is one person's space of several (Spaces), whose
+	// gauges the Spaces report together.
+	inSpace bool
 }
 
 // Session is one browser served alone: a fleet of one (cdp/fleet), the
@@ -99,7 +103,9 @@ func Start(ctx context.Context, sup Supplied, opts *Options) (*Session, error) {
 	h := hub.New(set, opts.Hub)
 	srv := opts.server(ctx, h, tabsOf(set), first.ch)
 	first.over(set, h, srv)
-	watchTelemetry(opts.Telemetry, h, srv, set)
+	if !opts.inSpace {
+		watchTelemetry(opts.Telemetry, h, srv, set)
+	}
 	s := &Session{Hub: h, Server: srv, fleet: fl, first: first, tel: opts.Telemetry, stop: stop, began: began}
 	warnIgnoreHTTPS(opts)
 	fl.Run(fctx, noting{tabLog: newTabLog(h, logger), regs: first.regs})
@@ -119,11 +125,13 @@ func Start(ctx context.Context, sup Supplied, opts *Options) (*Session, error) {
 	}
 	go first.releaseAfter(fl)
 	// Off the path to the start pages: asking costs a round trip.
-	go func() {
-		if v, err := cdp.Version(ctx, s.Conn); err == nil {
-			logger.Info("browser ready", "product", v.Product, "backend", opts.CDP.Backend)
-		}
-	}()
+	if !opts.inSpace {
+		go func() {
+			if v, err := cdp.Version(ctx, s.Conn); err == nil {
+				logger.Info("browser ready", "product", v.Product, "backend", opts.CDP.Backend)
+			}
+		}()
+	}
 	return s, nil
 }
 
