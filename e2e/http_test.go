@@ -79,15 +79,15 @@ type urlSpotter struct {
 	re    *regexp.Regexp
 	found chan string // capacity 1
 
+	buf  syncBuffer
 	mu   sync.Mutex
-	buf  strings.Builder
 	sent bool
 }
 
 func (s *urlSpotter) Write(p []byte) (int, error) {
+	s.buf.Write(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.buf.Write(p)
 	if !s.sent {
 		if m := s.re.FindStringSubmatch(s.buf.String()); m != nil {
 			s.sent = true
@@ -97,11 +97,11 @@ func (s *urlSpotter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (s *urlSpotter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
+func (s *urlSpotter) String() string { return s.buf.String() }
+
+// waitFor reports whether sub appears in what was written within d (see
+// syncBuffer.waitFor).
+func (s *urlSpotter) waitFor(sub string, d time.Duration) bool { return s.buf.waitFor(sub, d) }
 
 // bearer adds a token to every request.
 type bearer struct {

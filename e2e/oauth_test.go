@@ -137,8 +137,9 @@ func TestOAuthResourceServer(t *testing.T) {
 			t.Error("a token is in the log")
 		}
 		// The status page's last calls name the caller (fed by a watcher:
-		// looked at again for up to 5 s).
-		read := as.token(t, as.Issuer, "reader", "webmcp:read", "")
+		// looked at again for up to 5 s). Each person sees their own space's
+		// page (--isolate user, the default with --oauth-issuer): the agent's.
+		read := as.token(t, as.Issuer, "agent", "webmcp:read", "")
 		// Poll interval: the watcher that feeds the call log tells no one.
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 			req, _ := http.NewRequest(http.MethodGet, origin+"/", nil)

@@ -18,6 +18,10 @@
 //   short   JWT access tokens good for 2 seconds
 //   opaque  opaque access tokens (checked by introspection)
 //   webmcp  the resource server's own client, to introspect
+//   alice, bob, carol, p01 to p20
+//           people's agents, each a person of its own to webmcp-cdp's
+//           spaces (a client's own token has no sub: its person is the
+//           client), JWT access tokens
 import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 import Provider from 'oidc-provider';
@@ -28,6 +32,7 @@ if (!resource) {
   process.exit(2);
 }
 const scopes = 'webmcp:read webmcp:call';
+const people = ['alice', 'bob', 'carol', ...Array.from({ length: 20 }, (_, i) => `p${String(i + 1).padStart(2, '0')}`)];
 
 function client(id, scope, extra = {}) {
   return {
@@ -62,6 +67,7 @@ async function start(name) {
       client('short', scopes),
       client('opaque', scopes),
       client('webmcp', undefined, { grant_types: [], token_endpoint_auth_method: 'client_secret_basic' }),
+      ...people.map((id) => client(id, scopes)),
     ],
     jwks: { keys: [signingKey(`${name}-1`)] },
     scopes: ['webmcp:read', 'webmcp:call'],

@@ -1,0 +1,272 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The spaces tests (--isolate user, issue 38) run a hub that a team's
+// agents reach over HTTP with OAuth tokens of a real oidc-provider: each
+// person (a client of its own: alice, bob, carol, p01 to p20) gets a
+// browser context of their own in one shared Chromium. The site's pages
+// keep who signed in (a cookie and localStorage) and count the calls that
+// reach them.
+
+// spacesSite serves /team/ (sign_in, whoami) and /private/ (private_count:
+// the calls that reached this page).
+func spacesSite(t *testing.T) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	page := func(script string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, "<!doctype html><title>%s</title><script>\nconst mc = navigator.modelContext;\n%s\n</script>", r.URL.Path, script)
+		}
+	}
+	mux.HandleFunc("/team/", page(`
+mc.registerTool({name: 'sign_in', description: 'Sign in to the team site as a person.',
+  inputSchema: {type: 'object', properties: {name: {type: 'string'}}, required: ['name']},
+  execute: ({name}) => { document.cookie = 'who=' + name + '; path=/'; localStorage.setItem('who', name); return 'signed in as ' + name; }});
+mc.registerTool({name: 'whoami', description: 'Who is signed in to the team site (cookie and localStorage).',
+  inputSchema: {type: 'object', properties: {}},
+  execute: () => { const m = document.cookie.match(/(?:^|; )who=([^;]*)/); return (m ? m[1] : '-') + '/' + (localStorage.getItem('who') || '-'); }});`))
+	mux.HandleFunc("/private/", page(`
+let calls = 0;
+mc.registerTool({name: 'private_count', description: 'Count the calls that reached this page.',
+  inputSchema: {type: 'object', properties: {}},
+  execute: () => String(++calls)});`))
+	return serveHandler(t, mux)
+}
+
+// spacesHub is one webmcp-cdp serving a space per person.
+type spacesHub struct {
+	endpoint string
+	logs     *urlSpotter
+	as       *authServer
+	pid      int
+}
+
+// startSpacesHub runs webmcp-cdp with args on a port of its own whose
+// /mcp is the tokens' audience, trusting as, and waits until it serves.
+func startSpacesHub(t *testing.T, as *authServer, args ...string) *spacesHub {
+	t.Helper()
+	port := strconv.Itoa(freePort(t))
+	endpoint := "http://127.0.0.1:" + port + "/mcp"
+	args = append(args, "--http", "127.0.0.1:"+port, "--oauth-issuer", as.Issuer)
+	got, spot, pid := startHTTPProc(t, nil, args...)
+	if got != endpoint {
+		t.Fatalf("webmcp-cdp serves %s, want %s", got, endpoint)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("webmcp-cdp %v stderr:\n%s", args, spot.String())
+		}
+	})
+	return &spacesHub{endpoint: endpoint, logs: spot, as: as, pid: pid}
+}
+
+// person connects who's agent, with a token of its own for this hub.
+func (h *spacesHub) person(t *testing.T, who string) *client {
+	t.Helper()
+	return httpClient(t, h.endpoint, h.as.token(t, h.as.Issuer, who, "webmcp:read webmcp:call", h.endpoint))
+}
+
+// listedTool waits until c lists the page tool ending in _suffix and returns
+// its name.
+func listedTool(c *client, suffix string) string {
+	c.t.Helper()
+	return toolWithSuffix(c.waitFor(suffix, hasSuffix(suffix, 1)), suffix)[0]
+}
+
+// TestSpacesPerPerson: with --oauth-issuer each person works in a browser
+// context of their own: what Alice signs in to, the tabs she opens and
+// their tools are hers alone; a call by the name of her tool is refused to
+// Bob as one that never existed and never reaches her page; Carol, later,
+// starts clean; twenty people at once each see only their own sign-in;
+// with --isolate none the shared browser is back.
+func TestSpacesPerPerson(t *testing.T) {
+	t.Parallel()
+	site := spacesSite(t)
+	as := startAuthServer(t, "http://127.0.0.1:1/mcp") // every token names its hub
+	hub := startSpacesHub(t, as, "launch", "--headless", site+"/team/")
+
+	alice, bob := hub.person(t, "alice"), hub.person(t, "bob")
+	signIn, whoami := listedTool(alice, "sign_in"), listedTool(alice, "whoami")
+	alice.callOK(signIn, map[string]any{"name": "alice"})
+	if got := alice.callOK(whoami, map[string]any{}); got != "alice/alice" {
+		t.Fatalf("Alice's whoami after signing in: %q", got)
+	}
+	if got := bob.callOK(listedTool(bob, "whoami"), map[string]any{}); got != "-/-" {
+		t.Fatalf("Bob's copy of the start page shows %q signed in, want nobody", got)
+	}
+
+	t.Run("Alice's tab is hers alone", func(t *testing.T) {
+		bob.drainChanges()
+		alice.callOK("webmcp_open_tab", map[string]any{"url": site + "/private/"})
+		private := listedTool(alice, "private_count")
+		if got := alice.callOK(private, map[string]any{}); got != "1" {
+			t.Fatalf("Alice's first private_count: %q", got)
+		}
+		if got := toolWithSuffix(bob.tools(), "private_count"); len(got) != 0 {
+			t.Errorf("Bob lists Alice's tool: %v", got)
+		}
+		for _, tab := range bob.tabs() {
+			if strings.Contains(tab.URL, "/private/") {
+				t.Errorf("Bob's tab list shows Alice's tab: %+v", tab)
+			}
+		}
+		select {
+		case <-bob.changes:
+			t.Errorf("Bob got tools/list_changed for Alice's tab")
+		default:
+		}
+		theirs, none := bob.call(private, map[string]any{}), bob.call(strings.Replace(private, "private_count", "never_was", 1), map[string]any{})
+		if !theirs.IsError || !none.IsError {
+			t.Fatalf("Bob's call of Alice's tool: error %v %q; of a tool that never was: error %v", theirs.IsError, text(theirs), none.IsError)
+		}
+		if a, b := text(theirs), strings.ReplaceAll(text(none), "never_was", "private_count"); a != b {
+			t.Errorf("Bob's call of Alice's tool says %q, but a tool that never was %q: the answers must not differ", a, b)
+		}
+		if got := alice.callOK(private, map[string]any{}); got != "2" {
+			t.Errorf("Alice's page counted %q calls, want 2: Bob's call reached it", got)
+		}
+	})
+
+	t.Run("Carol arrives later and starts clean", func(t *testing.T) {
+		carol := hub.person(t, "carol")
+		if got := carol.callOK(listedTool(carol, "whoami"), map[string]any{}); got != "-/-" {
+			t.Errorf("Carol's start page shows %q signed in", got)
+		}
+		tabs := carol.tabs()
+		if len(tabs) != 1 || !strings.Contains(tabs[0].URL, "/team/") {
+			t.Errorf("Carol's tabs: %+v, want the start page alone", tabs)
+		}
+	})
+
+	t.Run("twenty people at once", func(t *testing.T) {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var wrong []string
+		for i := 1; i <= 20; i++ {
+			who := fmt.Sprintf("p%02d", i)
+			wg.Go(func() {
+				c := hub.person(t, who)
+				c.callOK(listedTool(c, "sign_in"), map[string]any{"name": who})
+				if got := c.callOK(listedTool(c, "whoami"), map[string]any{}); got != who+"/"+who {
+					mu.Lock()
+					wrong = append(wrong, who+" sees "+got)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(wrong) > 0 {
+			t.Errorf("cross-space answers: %v", wrong)
+		}
+		t.Logf("webmcp-cdp and its browser with 23 spaces: %s", treeMemory(t, hub.pid))
+		if got := alice.callOK(whoami, map[string]any{}); got != "alice/alice" {
+			t.Errorf("Alice sees %q after the twenty", got)
+		}
+	})
+
+	t.Run("isolate none shares the browser", func(t *testing.T) {
+		shared := startSpacesHub(t, as, "attach", "--browser-url", startChrome(t, "about:blank"), "--isolate", "none", site+"/team/")
+		a, b := shared.person(t, "alice"), shared.person(t, "bob")
+		a.callOK(listedTool(a, "sign_in"), map[string]any{"name": "alice-shared"})
+		if got := b.callOK(listedTool(b, "whoami"), map[string]any{}); got != "alice-shared/alice-shared" {
+			t.Errorf("with --isolate none Bob sees %q, want Alice's sign-in", got)
+		}
+		if !strings.Contains(shared.logs.String(), "--isolate none") {
+			t.Errorf("--isolate none is not said at start:\n%s", shared.logs.String())
+		}
+	})
+}
+
+// TestSpacesBounds: past --max-spaces a newcomer gets 503 with Retry-After
+// and no space is closed for them; a space idle for --space-idle closes
+// (its context with it) and the newcomer gets in.
+func TestSpacesBounds(t *testing.T) {
+	t.Parallel()
+	site := spacesSite(t)
+	as := startAuthServer(t, "http://127.0.0.1:1/mcp")
+	chrome := startChrome(t, "about:blank")
+	hub := startSpacesHub(t, as, "attach", "--browser-url", chrome, "--max-spaces", "1", "--space-idle", "3s", site+"/team/")
+	alice := hub.person(t, "alice")
+	listedTool(alice, "whoami")
+
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"0"}}}`
+	req, err := http.NewRequest(http.MethodPost, hub.endpoint, strings.NewReader(initialize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+as.token(t, as.Issuer, "bob", "webmcp:read webmcp:call", hub.endpoint))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "maximum of 1 spaces") {
+		t.Fatalf("Bob past --max-spaces 1: %s, Retry-After %q, %s", resp.Status, resp.Header.Get("Retry-After"), body)
+	}
+	if got := alice.callOK(listedTool(alice, "whoami"), map[string]any{}); got != "-/-" {
+		t.Errorf("Alice's space after Bob was turned away: %q", got)
+	}
+	// Alice stops; her space closes once idle, and Bob gets in.
+	if !hub.logs.waitFor("space closed", 30*time.Second) {
+		t.Fatalf("Alice's idle space did not close:\n%s", hub.logs.String())
+	}
+	if !regexp.MustCompile(`space closed.*why=idle`).MatchString(hub.logs.String()) {
+		t.Errorf("the space closed for another reason:\n%s", hub.logs.String())
+	}
+	bob := hub.person(t, "bob")
+	if got := bob.callOK(listedTool(bob, "whoami"), map[string]any{}); got != "-/-" {
+		t.Errorf("Bob's new space shows %q signed in", got)
+	}
+}
+
+// treeMemory sums the proportional set size (PSS: shared pages split
+// among their processes) of process pid and its descendants (webmcp-cdp
+// and the browser it launched), for the log.
+func treeMemory(t *testing.T, pid int) string {
+	t.Helper()
+	out, err := exec.Command("ps", "-eo", "pid=,ppid=").Output()
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	children := map[int][]int{}
+	for _, line := range strings.Split(string(out), "\n") {
+		var p, pp int
+		if n, _ := fmt.Sscan(line, &p, &pp); n == 2 {
+			children[pp] = append(children[pp], p)
+		}
+	}
+	pss := func(p int) int {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", p))
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
+				kb, _ := strconv.Atoi(f[1])
+				return kb
+			}
+		}
+		return 0
+	}
+	kb, procs := 0, 0
+	for todo := []int{pid}; len(todo) > 0; todo = todo[1:] {
+		kb += pss(todo[0])
+		procs++
+		todo = append(todo, children[todo[0]]...)
+	}
+	return fmt.Sprintf("%d MiB PSS in %d processes (webmcp-cdp itself %d MiB)", kb/1024, procs, pss(pid)/1024)
+}
