@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/webmcp-cdp/webmcp-cdp/cdp/cdptest"
 	"github.com/webmcp-cdp/webmcp-cdp/cdp/multi"
 )
 
@@ -68,15 +69,15 @@ func TestFleet(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		b    Browser // Source is src
-		src  *fakeSource
+		src  cdptest.SourceOptions
 		opts Options
-		run  func(t *testing.T, r *fleetRun, src *fakeSource)
+		run  func(t *testing.T, r *fleetRun, src *cdptest.Source)
 	}{
 		{
 			name: "a launch that cannot start ends the start",
 			b:    Browser{StartFails: true},
-			src:  &fakeSource{fresh: true, starts: []error{errNoChrome}},
-			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+			src:  cdptest.SourceOptions{Fresh: true, Starts: []error{errNoChrome}},
+			run: func(t *testing.T, r *fleetRun, src *cdptest.Source) {
 				err := r.f.Started(t.Context())
 				var se *StartError
 				if !errors.As(err, &se) || se.Name != "b" || !errors.Is(err, errNoChrome) || err.Error() != errNoChrome.Error() {
@@ -86,7 +87,7 @@ func TestFleet(t *testing.T) {
 				if st := r.state("b"); st.State != multi.StateStopped || !strings.Contains(st.Error, "not reconnecting: no Chrome found") {
 					t.Errorf("status %+v, want stopped for good", st)
 				}
-				if n := src.count(); n != 1 {
+				if n := src.Starts(); n != 1 {
 					t.Errorf("%d starts, want 1", n)
 				}
 			},
@@ -94,14 +95,14 @@ func TestFleet(t *testing.T) {
 		{
 			name: "a Grid that says no at the start ends it though it restarts",
 			b:    Browser{StartFails: true, Restart: true},
-			src:  &fakeSource{fresh: true, starts: []error{errNoChrome}},
-			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+			src:  cdptest.SourceOptions{Fresh: true, Starts: []error{errNoChrome}},
+			run: func(t *testing.T, r *fleetRun, src *cdptest.Source) {
 				var se *StartError
 				if err := r.f.Started(t.Context()); !errors.As(err, &se) {
 					t.Fatalf("Started: %v, want a StartError", err)
 				}
 				r.waitGone(t)
-				if n := src.count(); n != 1 {
+				if n := src.Starts(); n != 1 {
 					t.Errorf("%d starts, want 1", n)
 				}
 				if err := r.f.Err(); !strings.Contains(err.Error(), "every browser is gone: browser b: not reconnecting: no Chrome found") {
@@ -112,19 +113,19 @@ func TestFleet(t *testing.T) {
 		{
 			name: "an endpoint down at the start is retried",
 			b:    Browser{Restart: true},
-			src:  &fakeSource{starts: []error{errNoChrome, errNoChrome}},
-			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+			src:  cdptest.SourceOptions{Starts: []error{errNoChrome, errNoChrome}},
+			run: func(t *testing.T, r *fleetRun, src *cdptest.Source) {
 				if err := r.f.Started(t.Context()); err != nil {
 					t.Fatalf("Started: %v, want nil: an endpoint's start does not end the start", err)
 				}
 				if got := waitLog(t, r.logs, "cannot connect to the browser; will retry with backoff"); !strings.Contains(got, "no Chrome found") {
 					t.Errorf("the retry says %q", got)
 				}
-				src.nextBrowser(t).t.waitAsked(t, "Target.setAutoAttach")
+				src.Next(t).Transport.WaitAsked(t, "Target.setAutoAttach")
 				if st := r.state("b"); st.State != multi.StateUp {
 					t.Errorf("status %+v, want up", st)
 				}
-				if n := src.count(); n != 3 {
+				if n := src.Starts(); n != 3 {
 					t.Errorf("%d starts, want 3", n)
 				}
 			},
@@ -132,18 +133,18 @@ func TestFleet(t *testing.T) {
 		{
 			name: "a browser lost is started again",
 			b:    Browser{StartFails: true, Restart: true},
-			src:  &fakeSource{fresh: true},
-			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+			src:  cdptest.SourceOptions{Fresh: true},
+			run: func(t *testing.T, r *fleetRun, src *cdptest.Source) {
 				if err := r.f.Started(t.Context()); err != nil {
 					t.Fatal(err)
 				}
-				first := src.nextBrowser(t)
-				first.t.Close()
+				first := src.Next(t)
+				first.Lose()
 				if got := waitLog(t, r.logs, "lost the browser; its tools are cached until it is back, the other browsers go on"); !strings.Contains(got, "the connection ended") {
 					t.Errorf("lost because %q", got)
 				}
-				first.waitEnded(t)
-				src.nextBrowser(t).t.waitAsked(t, "Target.setAutoAttach")
+				first.WaitEnded(t)
+				src.Next(t).Transport.WaitAsked(t, "Target.setAutoAttach")
 				waitLog(t, r.logs, "browser reconnected: the tools its tabs register are live again")
 				if st := r.state("b"); st.State != multi.StateUp || st.Drops != 1 {
 					t.Errorf("status %+v, want up after 1 drop", st)
@@ -153,30 +154,30 @@ func TestFleet(t *testing.T) {
 		{
 			name: "a restart that fails once a browser was up is retried",
 			b:    Browser{StartFails: true, Restart: true},
-			src:  &fakeSource{fresh: true, starts: []error{nil, errNoChrome}},
-			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+			src:  cdptest.SourceOptions{Fresh: true, Starts: []error{nil, errNoChrome}},
+			run: func(t *testing.T, r *fleetRun, src *cdptest.Source) {
 				if err := r.f.Started(t.Context()); err != nil {
 					t.Fatal(err)
 				}
-				src.nextBrowser(t).t.Close()
+				src.Next(t).Lose()
 				if got := waitLog(t, r.logs, "cannot connect to the browser; will retry with backoff"); !strings.Contains(got, "no Chrome found") || strings.Contains(got, "not reconnecting") {
 					t.Errorf("the failed restart says %q", got)
 				}
-				src.nextBrowser(t).t.waitAsked(t, "Target.setAutoAttach")
+				src.Next(t).Transport.WaitAsked(t, "Target.setAutoAttach")
 			},
 		},
 		{
 			name: "a browser lost without Restart is given up",
 			b:    Browser{StartFails: true},
-			src:  &fakeSource{fresh: true},
-			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+			src:  cdptest.SourceOptions{Fresh: true},
+			run: func(t *testing.T, r *fleetRun, src *cdptest.Source) {
 				if err := r.f.Started(t.Context()); err != nil {
 					t.Fatal(err)
 				}
-				fb := src.nextBrowser(t)
-				fb.t.Close()
+				fb := src.Next(t)
+				fb.Lose()
 				r.waitGone(t)
-				fb.waitEnded(t)
+				fb.WaitEnded(t)
 				if err := r.f.Err(); !strings.Contains(err.Error(), "not reconnecting (pass --relaunch to start it again): the connection ended") {
 					t.Errorf("Err: %v", err)
 				}
@@ -185,12 +186,12 @@ func TestFleet(t *testing.T) {
 		{
 			name: "the source's reason within its grace",
 			b:    Browser{Restart: true},
-			src:  &fakeSource{fresh: true, withGone: true, grace: patience},
-			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
-				fb := src.nextBrowser(t)
+			src:  cdptest.SourceOptions{Fresh: true, Gone: true, Grace: patience},
+			run: func(t *testing.T, r *fleetRun, src *cdptest.Source) {
+				fb := src.Next(t)
 				waitLog(t, r.logs, "browser connected")
-				fb.t.Close()
-				close(fb.gone)
+				fb.Lose()
+				fb.Exit()
 				if got := waitLog(t, r.logs, "lost the browser; its tools are cached until it is back, the other browsers go on"); got != "the browser exited: signal: killed" {
 					t.Errorf("lost because %q, want the source's reason", got)
 				}
@@ -199,11 +200,11 @@ func TestFleet(t *testing.T) {
 		{
 			name: "the connection's end once the grace passed",
 			b:    Browser{Restart: true},
-			src:  &fakeSource{fresh: true, withGone: true, grace: time.Millisecond},
-			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
-				fb := src.nextBrowser(t)
+			src:  cdptest.SourceOptions{Fresh: true, Gone: true, Grace: time.Millisecond},
+			run: func(t *testing.T, r *fleetRun, src *cdptest.Source) {
+				fb := src.Next(t)
 				waitLog(t, r.logs, "browser connected")
-				fb.t.Close()
+				fb.Lose()
 				if got := waitLog(t, r.logs, "lost the browser; its tools are cached until it is back, the other browsers go on"); !strings.HasPrefix(got, "the connection ended") {
 					t.Errorf("lost because %q, want the connection's end", got)
 				}
@@ -212,43 +213,43 @@ func TestFleet(t *testing.T) {
 		{
 			name: "gone while the connection stays",
 			b:    Browser{Restart: true},
-			src:  &fakeSource{fresh: true, withGone: true},
-			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
-				fb := src.nextBrowser(t)
+			src:  cdptest.SourceOptions{Fresh: true, Gone: true},
+			run: func(t *testing.T, r *fleetRun, src *cdptest.Source) {
+				fb := src.Next(t)
 				waitLog(t, r.logs, "browser connected")
-				close(fb.gone)
+				fb.Exit()
 				if got := waitLog(t, r.logs, "lost the browser; its tools are cached until it is back, the other browsers go on"); got != "the browser exited: signal: killed" {
 					t.Errorf("lost because %q", got)
 				}
-				fb.waitEnded(t)
-				src.nextBrowser(t)
+				fb.WaitEnded(t)
+				src.Next(t)
 			},
 		},
 		{
 			name: "a setup that fails ends the browser it started",
 			b:    Browser{StartFails: true},
-			src:  &fakeSource{fresh: true, fail: map[string]bool{"Security.setIgnoreCertificateErrors": true}},
+			src:  cdptest.SourceOptions{Fresh: true, Fail: []string{"Security.setIgnoreCertificateErrors"}},
 			opts: Options{IgnoreHTTPSErrors: true},
-			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
+			run: func(t *testing.T, r *fleetRun, src *cdptest.Source) {
 				err := r.f.Started(t.Context())
 				if err == nil || !strings.HasPrefix(err.Error(), "--ignore-https-errors: ") {
 					t.Fatalf("Started: %v", err)
 				}
-				src.nextBrowser(t).waitEnded(t)
+				src.Next(t).WaitEnded(t)
 			},
 		},
 		{
 			name: "ending is bounded when the fleet stops",
 			b:    Browser{Restart: true},
-			src:  &fakeSource{fresh: true, endBlocks: true},
+			src:  cdptest.SourceOptions{Fresh: true, EndBlocks: true},
 			opts: Options{EndTimeout: 50 * time.Millisecond},
-			run: func(t *testing.T, r *fleetRun, src *fakeSource) {
-				fb := src.nextBrowser(t)
-				fb.t.waitAsked(t, "Target.setAutoAttach")
+			run: func(t *testing.T, r *fleetRun, src *cdptest.Source) {
+				fb := src.Next(t)
+				fb.Transport.WaitAsked(t, "Target.setAutoAttach")
 				r.cancel()
 				t0 := time.Now()
 				r.f.Wait()
-				if err := fb.waitEnded(t); !errors.Is(err, context.DeadlineExceeded) {
+				if err := fb.WaitEnded(t); !errors.Is(err, context.DeadlineExceeded) {
 					t.Errorf("End's context ended with %v, want its deadline", err)
 				}
 				if d := time.Since(t0); d > patience/2 {
@@ -261,10 +262,10 @@ func TestFleet(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.src.started = make(chan *fakeBrowser, 16)
+			src := cdptest.NewSource(tc.src)
 			b := tc.b
-			b.Name, b.Source = "b", tc.src
-			tc.run(t, start(t, []Browser{b}, tc.opts), tc.src)
+			b.Name, b.Source = "b", src
+			tc.run(t, start(t, []Browser{b}, tc.opts), src)
 		})
 	}
 }
@@ -273,10 +274,10 @@ func TestFleet(t *testing.T) {
 // every connection, OnFirst tells each browser's first start with its start
 // pages, and FirstAttempts waits for each browser's first attempt.
 func TestFleetStartURLs(t *testing.T) {
-	fail := map[string]bool{"Target.createTarget": true}
-	endpoint := &fakeSource{fail: fail, started: make(chan *fakeBrowser, 4)}
-	first := &fakeSource{fresh: true, fail: fail, started: make(chan *fakeBrowser, 4)}
-	second := &fakeSource{fresh: true, fail: fail, started: make(chan *fakeBrowser, 4)}
+	fail := []string{"Target.createTarget"}
+	endpoint := cdptest.NewSource(cdptest.SourceOptions{Fail: fail})
+	first := cdptest.NewSource(cdptest.SourceOptions{Fresh: true, Fail: fail})
+	second := cdptest.NewSource(cdptest.SourceOptions{Fresh: true, Fail: fail})
 	var mu sync.Mutex
 	firsts := map[string]First{}
 	r := start(t, []Browser{
@@ -296,12 +297,12 @@ func TestFleetStartURLs(t *testing.T) {
 	case <-time.After(patience):
 		t.Fatal("the first attempts were not over")
 	}
-	fbs := map[string]*fakeBrowser{"ep": endpoint.nextBrowser(t), "one": first.nextBrowser(t), "two": second.nextBrowser(t)}
+	fbs := map[string]*cdptest.Browser{"ep": endpoint.Next(t), "one": first.Next(t), "two": second.Next(t)}
 	if got := waitLog(t, r.logs, "cannot open a start page"); !strings.Contains(got, "Target.createTarget refused") {
 		t.Errorf("the start page failed with %q", got)
 	}
 	for name, fb := range fbs {
-		asked := fb.t.drain()
+		asked := fb.Transport.Drain()
 		for _, m := range []string{"Security.setIgnoreCertificateErrors", "Target.setAutoAttach"} {
 			if !slices.Contains(asked, m) {
 				t.Errorf("browser %s was not asked %s: %v", name, m, asked)
@@ -328,7 +329,7 @@ func TestFleetStartURLs(t *testing.T) {
 }
 
 func TestFleetNames(t *testing.T) {
-	src := &fakeSource{}
+	src := cdptest.NewSource(cdptest.SourceOptions{})
 	if _, err := New([]Browser{{Name: "a", Source: src}, {Name: "a", Source: src}}, Options{}); err == nil || !strings.Contains(err.Error(), "given twice") {
 		t.Errorf("two browsers named a: %v", err)
 	}
@@ -342,31 +343,31 @@ func TestFleetNames(t *testing.T) {
 func TestFleetOfOne(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		src     *fakeSource
-		lose    func(fb *fakeBrowser)
+		src     cdptest.SourceOptions
+		lose    func(fb *cdptest.Browser)
 		wantErr string // Err's text, or its prefix
 	}{
-		{"the process exited", &fakeSource{fresh: true, withGone: true, grace: patience},
-			func(fb *fakeBrowser) { fb.t.Close(); close(fb.gone) }, "lost the browser: the browser exited: signal: killed"},
-		{"the connection ended", &fakeSource{}, func(fb *fakeBrowser) { fb.t.Close() }, "lost the browser: the connection ended"},
+		{"the process exited", cdptest.SourceOptions{Fresh: true, Gone: true, Grace: patience},
+			func(fb *cdptest.Browser) { fb.Lose(); fb.Exit() }, "lost the browser: the browser exited: signal: killed"},
+		{"the connection ended", cdptest.SourceOptions{}, func(fb *cdptest.Browser) { fb.Lose() }, "lost the browser: the connection ended"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.src.started = make(chan *fakeBrowser, 4)
-			r := start(t, []Browser{{Source: tc.src, StartFails: true}}, Options{})
+			src := cdptest.NewSource(tc.src)
+			r := start(t, []Browser{{Source: src, StartFails: true}}, Options{})
 			if err := r.f.Started(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			fb := tc.src.nextBrowser(t)
+			fb := src.Next(t)
 			tc.lose(fb)
 			r.waitGone(t)
-			fb.waitEnded(t)
+			fb.WaitEnded(t)
 			if err := r.f.Err(); !strings.HasPrefix(err.Error(), tc.wantErr) {
 				t.Errorf("Err: %q, want %q", err, tc.wantErr)
 			}
 			if st := r.state(""); st.State != multi.StateStopped {
 				t.Errorf("status %+v, want stopped", st)
 			}
-			if n := tc.src.count(); n != 1 {
+			if n := src.Starts(); n != 1 {
 				t.Errorf("%d starts, want 1: a browser served alone is not started again", n)
 			}
 		})

@@ -87,6 +87,9 @@ type space struct {
 	// watch.
 	used    time.Time
 	touched chan struct{}
+	// down is closed once its browser's connection ended (nil until the
+	// browser is up): the space is lost, and its watch is closing it.
+	down <-chan struct{}
 }
 
 // NewSpaces returns the spaces of people served with opts (each space gets
@@ -168,43 +171,74 @@ func (ss *Spaces) Count() int {
 // *mcpserver.SpacesFullError, and no other space is closed for them.
 func (ss *Spaces) Space(ctx context.Context, p mcpserver.Person) (*mcpserver.Server, error) {
 	id := SpaceID(p)
-	ss.mu.Lock()
-	if ss.closed {
-		ss.mu.Unlock()
-		return nil, errors.New("the hub is stopping")
-	}
-	sp := ss.spaces[id]
-	if sp == nil {
-		if len(ss.spaces) >= ss.so.Max {
+	// A space found open may close (idle, its browser lost) before the
+	// request reaches it: then it is opened again, once.
+	for try := 0; ; try++ {
+		ss.mu.Lock()
+		if ss.closed {
 			ss.mu.Unlock()
-			return nil, &mcpserver.SpacesFullError{Max: ss.so.Max, RetryAfter: time.Minute}
+			return nil, errors.New("the hub is stopping")
 		}
-		sp = &space{id: id, ready: make(chan struct{}), touched: make(chan struct{}, 1), used: time.Now()}
-		ss.spaces[id] = sp
-		ss.all.Go(func() { ss.openSpace(sp) })
+		sp := ss.spaces[id]
+		if sp != nil && sp.lost() {
+			// Its watch is closing it: this request opens a new one.
+			delete(ss.spaces, id)
+			sp = nil
+		}
+		if sp == nil {
+			if len(ss.spaces) >= ss.so.Max {
+				ss.mu.Unlock()
+				return nil, &mcpserver.SpacesFullError{Max: ss.so.Max, RetryAfter: time.Minute}
+			}
+			sp = &space{id: id, ready: make(chan struct{}), touched: make(chan struct{}, 1), used: time.Now()}
+			ss.spaces[id] = sp
+			ss.all.Go(func() { ss.openSpace(sp) })
+		}
+		ss.mu.Unlock()
+		select {
+		case <-sp.ready:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for your space to open: %w", ctx.Err())
+		}
+		if sp.err != nil {
+			return nil, sp.err
+		}
+		if ss.touch(sp) {
+			return sp.s.Server, nil
+		}
+		if try > 0 {
+			return nil, errors.New("your space closed as it opened: its browser was lost")
+		}
 	}
-	ss.mu.Unlock()
-	select {
-	case <-sp.ready:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for your space to open: %w", ctx.Err())
-	}
-	if sp.err != nil {
-		return nil, sp.err
-	}
-	ss.touch(sp)
-	return sp.s.Server, nil
 }
 
-// touch notes a request to sp.
-func (ss *Spaces) touch(sp *space) {
-	ss.mu.Lock()
-	sp.used = time.Now()
-	ss.mu.Unlock()
+// lost reports whether sp's browser was lost: its connection ended, before
+// the fleet of one says it is gone. ss.mu is held.
+func (sp *space) lost() bool {
 	select {
-	case sp.touched <- struct{}{}:
+	case <-sp.down:
+		return true
 	default:
+		return false
 	}
+}
+
+// touch notes a request to sp, and reports whether sp is still open: not
+// closed for its idle (watch drops it as it decides) nor lost.
+func (ss *Spaces) touch(sp *space) bool {
+	ss.mu.Lock()
+	open := ss.spaces[sp.id] == sp && !sp.lost()
+	if open {
+		sp.used = time.Now()
+	}
+	ss.mu.Unlock()
+	if open {
+		select {
+		case sp.touched <- struct{}{}:
+		default:
+		}
+	}
+	return open
 }
 
 // openSpace opens sp: its browser from the source, its start pages, its hub
@@ -227,7 +261,7 @@ func (ss *Spaces) openSpace(sp *space) {
 		return
 	}
 	ss.mu.Lock()
-	sp.s = s
+	sp.s, sp.down = s, s.Conn.Done()
 	ss.mu.Unlock()
 	close(sp.ready)
 	log.Info("space opened", "spaces", ss.Count(), "took", time.Since(began).Round(time.Millisecond))
@@ -251,8 +285,13 @@ func (ss *Spaces) watch(sp *space) string {
 		case <-sp.touched:
 			t.Reset(ss.so.Idle)
 		case <-t.C:
+			// Decided and dropped at once: a request that touched sp
+			// before keeps it, one after opens a new space.
 			ss.mu.Lock()
 			left := ss.so.Idle - time.Since(sp.used)
+			if left <= 0 {
+				ss.dropLocked(sp)
+			}
 			ss.mu.Unlock()
 			if left <= 0 {
 				return "idle"
@@ -273,6 +312,11 @@ func (ss *Spaces) watch(sp *space) string {
 func (ss *Spaces) drop(sp *space) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	ss.dropLocked(sp)
+}
+
+// dropLocked is drop with ss.mu held.
+func (ss *Spaces) dropLocked(sp *space) {
 	if ss.spaces[sp.id] == sp {
 		delete(ss.spaces, sp.id)
 	}
