@@ -5,8 +5,9 @@
 // goes first, so that noise on the machine falls on both and their ratio
 // means something. The table also has 8 concurrent callers over stdio next
 // to 8 raw CDP callers (alternating rounds), navigation to the client
-// having the page's new tools, and the memory of the webmcp-cdp process
-// with 1, 10 and 100 tabs.
+// having the page's new tools, the memory of the webmcp-cdp process
+// with 1, 10 and 100 tabs, and what a space per person costs beside a
+// second browser launched for them (spaces.go).
 //
 // It drives real parts only: a webmcp-cdp binary as a subprocess, the go-sdk
 // client, Chromium, and the bench page served on 127.0.0.1. The cmd
@@ -71,7 +72,7 @@ type Options struct {
 
 // RowGroups names the groups of rows Options.Rows can select, in the order
 // they run.
-var RowGroups = []string{"startup", "stdio", "pageserver", "http", "surface", "attach", "browsers", "pagescript", "navload", "navsteps", "grid"}
+var RowGroups = []string{"startup", "stdio", "pageserver", "http", "surface", "attach", "browsers", "spaces", "pagescript", "navload", "navsteps", "grid"}
 
 // selected reports whether the row group named group is to be measured.
 func (o *Options) selected(group string) bool {
@@ -187,6 +188,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if opts.selected("browsers") {
 		if err := browsersRows(ctx, opts.Binary, page, opts.Calls, raw, add); err != nil { // browsers.go
+			return nil, err
+		}
+	}
+	if opts.selected("spaces") {
+		if err := spacesRows(ctx, page, opts.Calls, add); err != nil { // spaces.go
 			return nil, err
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestPairedAlternatesWhoGoesFirst(t *testing.T) {
@@ -234,5 +236,49 @@ func TestLineID(t *testing.T) {
 		if id != tc.id || ok != tc.ok {
 			t.Errorf("lineID(%s) = %d, %v; want %d, %v", tc.line, id, ok, tc.id, tc.ok)
 		}
+	}
+}
+
+// TestFindTool: a tool is found by its suffix once the list holds enough
+// page tools; the server's own tools do not count.
+func TestFindTool(t *testing.T) {
+	tools := func(names ...string) []*mcp.Tool {
+		out := make([]*mcp.Tool, len(names))
+		for i, n := range names {
+			out[i] = &mcp.Tool{Name: n}
+		}
+		return out
+	}
+	list := tools("webmcp_list_tabs", "127_0_0_1_echo_0", "127_0_0_1_navigate")
+	if got := findTool(list, "echo_0", 2); got != "127_0_0_1_echo_0" {
+		t.Errorf("findTool = %q, want the echo tool", got)
+	}
+	if got := findTool(list, "echo_0", 3); got != "" {
+		t.Errorf("findTool with too few page tools = %q, want none", got)
+	}
+	if got := findTool(list, "echo_1", 1); got != "" {
+		t.Errorf("findTool of a missing tool = %q, want none", got)
+	}
+}
+
+// TestInTurn: even rounds run a first, odd rounds b, and an error stops
+// the round.
+func TestInTurn(t *testing.T) {
+	var order []string
+	rec := func(name string, err error) func() error {
+		return func() error { order = append(order, name); return err }
+	}
+	for i := range 2 {
+		if err := inTurn(i, rec("a", nil), rec("b", nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := strings.Join(order, ""); got != "abba" {
+		t.Errorf("order %q, want abba", got)
+	}
+	order = nil
+	boom := errors.New("boom")
+	if err := inTurn(0, rec("a", boom), rec("b", nil)); !errors.Is(err, boom) || len(order) != 1 {
+		t.Errorf("err %v after %v, want boom after a alone", err, order)
 	}
 }

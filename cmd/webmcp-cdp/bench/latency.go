@@ -41,6 +41,19 @@ func Paired(ctx context.Context, n int, a, b func(context.Context) error) (Laten
 	return la, lb, nil
 }
 
+// inTurn runs a then b when round i is even, b then a when it is odd, so
+// that over the rounds each goes first as often; it stops at the first
+// error.
+func inTurn(i int, a, b func() error) error {
+	if i%2 == 1 {
+		a, b = b, a
+	}
+	if err := a(); err != nil {
+		return err
+	}
+	return b()
+}
+
 // Interleaved makes n rounds of calls in one loop, one call of each of fs
 // per round, rotating which goes first (round i starts with fs[i%len(fs)]
 // and goes on in order), so that noise on the machine falls on all alike

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"regexp"
-	"strconv"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,13 +71,9 @@ func rssOf(pid int) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("reading the RSS of process %d: %w", pid, err)
 	}
-	m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(b)
-	if m == nil {
-		return 0, fmt.Errorf("no VmRSS line in /proc/%d/status", pid)
-	}
-	kb, err := strconv.ParseInt(string(m[1]), 10, 64)
+	rss, err := kBField(b, "VmRSS")
 	if err != nil {
-		return 0, fmt.Errorf("reading the RSS of process %d: %w", pid, err)
+		return 0, fmt.Errorf("/proc/%d/status: %w", pid, err)
 	}
-	return kb << 10, nil
+	return rss, nil
 }

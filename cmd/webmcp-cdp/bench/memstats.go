@@ -2,9 +2,11 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime/metrics"
 	"strconv"
@@ -131,19 +133,107 @@ func residentOf(pid int) (rss, anon int64, err error) {
 
 // parseRollup reads the Rss and Anonymous lines of a smaps_rollup, in bytes.
 func parseRollup(b []byte) (rss, anon int64, err error) {
-	for _, f := range []struct {
-		name string
-		to   *int64
-	}{{"Rss", &rss}, {"Anonymous", &anon}} {
-		m := regexp.MustCompile(`(?m)^` + f.name + `:\s+(\d+) kB`).FindSubmatch(b)
-		if m == nil {
-			return 0, 0, fmt.Errorf("no %s line in smaps_rollup", f.name)
-		}
-		kb, err := strconv.ParseInt(string(m[1]), 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("smaps_rollup %s: %w", f.name, err)
-		}
-		*f.to = kb << 10
+	if rss, err = kBField(b, "Rss"); err != nil {
+		return 0, 0, fmt.Errorf("smaps_rollup: %w", err)
+	}
+	if anon, err = kBField(b, "Anonymous"); err != nil {
+		return 0, 0, fmt.Errorf("smaps_rollup: %w", err)
 	}
 	return rss, anon, nil
+}
+
+// kBField reads the line "name: N kB" of a file of /proc (status,
+// smaps_rollup), in bytes.
+func kBField(b []byte, name string) (int64, error) {
+	m := regexp.MustCompile(`(?m)^` + name + `:\s+(\d+) kB`).FindSubmatch(b)
+	if m == nil {
+		return 0, fmt.Errorf("no %s line", name)
+	}
+	kb, err := strconv.ParseInt(string(m[1]), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return kb << 10, nil
+}
+
+// proc is a process as /proc/PID/stat has it: its parent and its process
+// group.
+type proc struct{ pid, ppid, pgrp int }
+
+// processes lists the processes of the machine from /proc (those that end
+// meanwhile are left out).
+func processes() ([]proc, error) {
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		return nil, fmt.Errorf("listing the processes: %w", err)
+	}
+	out := make([]proc, 0, len(stats))
+	for _, stat := range stats {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			continue // it ended
+		}
+		// pid (comm) state ppid pgrp …: comm may hold spaces and parentheses.
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(stat)))
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 3 {
+			continue
+		}
+		ppid, err1 := strconv.Atoi(f[1])
+		pgrp, err2 := strconv.Atoi(f[2])
+		if err1 == nil && err2 == nil {
+			out = append(out, proc{pid, ppid, pgrp})
+		}
+	}
+	return out, nil
+}
+
+// groupLeaders returns the children of this process that lead a process
+// group of their own: the browsers it launched (cdp.Launch gives each a
+// group of its own).
+func groupLeaders() (map[int]bool, error) {
+	ps, err := processes()
+	if err != nil {
+		return nil, err
+	}
+	self := os.Getpid()
+	out := map[int]bool{}
+	for _, p := range ps {
+		if p.ppid == self && p.pgrp == p.pid {
+			out[p.pid] = true
+		}
+	}
+	return out, nil
+}
+
+// groupPSS sums the proportional set size (shared pages split among the
+// processes that map them) of the processes of process group pgid: a
+// launched browser and its helpers. It returns the sum in bytes and how
+// many processes it found.
+func groupPSS(pgid int) (int64, int, error) {
+	ps, err := processes()
+	if err != nil {
+		return 0, 0, err
+	}
+	var sum int64
+	n := 0
+	for _, p := range ps {
+		if p.pgrp != pgid {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", p.pid))
+		if err != nil {
+			continue // it ended
+		}
+		pss, err := kBField(b, "Pss")
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc/%d/smaps_rollup: %w", p.pid, err)
+		}
+		sum += pss
+		n++
+	}
+	if n == 0 {
+		return 0, 0, fmt.Errorf("no process of group %d in /proc", pgid)
+	}
+	return sum, n, nil
 }

@@ -3,7 +3,9 @@ package bench
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -73,5 +75,41 @@ func TestResidentOfThisProcess(t *testing.T) {
 	}
 	if anon <= 0 || anon >= rss {
 		t.Errorf("anonymous %d bytes of RSS %d, want some but not all", anon, rss)
+	}
+}
+
+// TestGroupPSSAndLeaders: the PSS of this process's group counts this
+// process, and a child started in a group of its own is a group leader
+// here until it ends.
+func TestGroupPSSAndLeaders(t *testing.T) {
+	if _, err := os.Stat("/proc/self/smaps_rollup"); err != nil {
+		t.Skip("no /proc/self/smaps_rollup here")
+	}
+	pss, n, err := groupPSS(syscall.Getpgrp())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pss <= 0 || n < 1 {
+		t.Errorf("PSS %d bytes in %d processes, want some in at least this one", pss, n)
+	}
+	before, err := groupLeaders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep here:", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid, err := newLeader(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid != cmd.Process.Pid {
+		t.Errorf("new leader %d, want the child %d", pid, cmd.Process.Pid)
+	}
+	if _, n, err := groupPSS(pid); err != nil || n != 1 {
+		t.Errorf("the child's group: %d processes, %v; want 1", n, err)
 	}
 }

@@ -161,21 +161,30 @@ func waitTool(ctx context.Context, cs *mcp.ClientSession, suffix string, want in
 		if err != nil {
 			return "", err
 		}
-		found, pageTools := "", 0
-		for _, t := range tools {
-			if !strings.HasPrefix(t.Name, "webmcp_") {
-				pageTools++
-			}
-			if strings.HasSuffix(t.Name, "_"+suffix) {
-				found = t.Name
-			}
-		}
-		if found != "" && pageTools >= want {
+		if found := findTool(tools, suffix, want); found != "" {
 			return found, nil
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	return "", fmt.Errorf("the bench page's tools (one ending in _%s, %d in all) did not appear within 20s", suffix, want)
+}
+
+// findTool returns the routed name of a tool of tools named *_suffix when
+// tools hold at least want page tools, or "".
+func findTool(tools []*mcp.Tool, suffix string, want int) string {
+	found, pageTools := "", 0
+	for _, t := range tools {
+		if !strings.HasPrefix(t.Name, "webmcp_") {
+			pageTools++
+		}
+		if strings.HasSuffix(t.Name, "_"+suffix) {
+			found = t.Name
+		}
+	}
+	if pageTools < want {
+		return ""
+	}
+	return found
 }
 
 // waitCount waits until n tab-level copies of a tool exist (n tabs loaded).

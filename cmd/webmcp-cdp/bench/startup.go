@@ -29,7 +29,7 @@ func startupRows(ctx context.Context, bin, page, suffix string, add func(what, v
 	var first, floor Latencies
 	missed := 0
 	for i := range startupRuns {
-		steps := []func() error{
+		err := inTurn(i,
 			func() error {
 				d, ok, err := firstListTime(ctx, bin, page, suffix)
 				if ok {
@@ -43,15 +43,9 @@ func startupRows(ctx context.Context, bin, page, suffix string, add func(what, v
 				d, err := browserStartTime(ctx)
 				floor = append(floor, d)
 				return err
-			},
-		}
-		if i%2 == 1 {
-			steps[0], steps[1] = steps[1], steps[0]
-		}
-		for _, step := range steps {
-			if err := step(); err != nil {
-				return err
-			}
+			})
+		if err != nil {
+			return err
 		}
 	}
 	add(fmt.Sprintf("raw: Chromium start → Browser.getVersion answered (%d cold starts)", startupRuns), spread(floor))
