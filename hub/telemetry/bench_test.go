@@ -43,7 +43,7 @@ func BenchmarkCallDone(b *testing.B) {
 			b.ReportAllocs()
 			if bc.name == "spans" {
 				for b.Loop() {
-					tr.call(ctx, &c)
+					tr.call(ctx, &c, "")
 				}
 				return
 			}

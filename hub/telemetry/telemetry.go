@@ -15,6 +15,21 @@ type Telemetry struct {
 	// Metrics and Traces are the parts that are on (nil when off).
 	Metrics *Metrics
 	Traces  *Traces
+	// space is the id of the person's space whose calls this copy sees
+	// (InSpace): a hash, never who the person is.
+	space string
+}
+
+// InSpace returns t for the hub of one person's space: the spans of its
+// calls carry the space's id (webmcp_cdp.space), a hash of who the person
+// is and never their subject. A nil t stays nil.
+func (t *Telemetry) InSpace(id string) *Telemetry {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.space = id
+	return &c
 }
 
 // New returns a Telemetry of the parts given, or nil when both are nil.
@@ -63,7 +78,7 @@ func (t *Telemetry) CallDone(ctx context.Context, c hub.CallTrace) {
 		t.Metrics.call(&c)
 	}
 	if t.Traces != nil {
-		t.Traces.queue(ctx, c)
+		t.Traces.queue(ctx, c, t.space)
 	}
 }
 

@@ -31,6 +31,7 @@ const (
 	attrSite          = attribute.Key("webmcp_cdp.site")
 	attrTab           = attribute.Key("webmcp_cdp.tab")
 	attrBrowser       = attribute.Key("webmcp_cdp.browser")
+	attrSpace         = attribute.Key("webmcp_cdp.space")
 	attrResult        = attribute.Key("webmcp_cdp.result")
 	attrPageTool      = attribute.Key("webmcp_cdp.page_tool")
 	attrCached        = attribute.Key("webmcp_cdp.cached")
@@ -70,6 +71,7 @@ type Traces struct {
 type queuedCall struct {
 	parent trace.SpanContext
 	c      hub.CallTrace
+	space  string
 	flush  chan struct{}
 }
 
@@ -139,14 +141,14 @@ func (t *Traces) run() {
 		if q.parent.IsValid() {
 			ctx = trace.ContextWithRemoteSpanContext(ctx, q.parent)
 		}
-		t.call(ctx, &q.c)
+		t.call(ctx, &q.c, q.space)
 	}
 }
 
 // queue hands a finished call to run; the call path pays a channel send.
-func (t *Traces) queue(ctx context.Context, c hub.CallTrace) {
+func (t *Traces) queue(ctx context.Context, c hub.CallTrace, space string) {
 	select {
-	case t.calls <- queuedCall{parent: trace.SpanContextFromContext(ctx), c: c}:
+	case t.calls <- queuedCall{parent: trace.SpanContextFromContext(ctx), c: c, space: space}:
 	default:
 		t.dropped.Add(1)
 	}
@@ -221,8 +223,9 @@ func (c carrier) Keys() []string     { return []string{"traceparent", "tracestat
 
 // call makes the spans of a finished call: "tools/call TOOL" (kind server,
 // under the client's span when it sent one) with a child for the argument
-// check and one for the browser's round trip.
-func (t *Traces) call(ctx context.Context, c *hub.CallTrace) {
+// check and one for the browser's round trip; space is the id of the
+// person's space the call was made in ("": none).
+func (t *Traces) call(ctx context.Context, c *hub.CallTrace, space string) {
 	attrs := []attribute.KeyValue{
 		attrMCPMethod.String(methodToolsCall),
 		attrOperation.String(operationExecTool),
@@ -240,6 +243,9 @@ func (t *Traces) call(ctx context.Context, c *hub.CallTrace) {
 	}
 	if c.Browser != "" {
 		attrs = append(attrs, attrBrowser.String(c.Browser))
+	}
+	if space != "" {
+		attrs = append(attrs, attrSpace.String(space))
 	}
 	if c.Cached {
 		attrs = append(attrs, attrCached.Bool(true))

@@ -57,11 +57,12 @@ func TestNewTracesRefusesWhatItCannotExport(t *testing.T) {
 }
 
 // TestCallSpanTree: a call under a client's traceparent makes a server
-// span with the client's span as parent, and its steps as children.
+// span with the client's span as parent, and its steps as children; a
+// space's call carries the space's id.
 func TestCallSpanTree(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tr := tracesOf(sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp)), "test")
-	tel := New(nil, tr)
+	tel := New(nil, tr).InSpace("5f1c0ffee")
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	ctx := tel.TraceContext()(context.Background(), "00-"+traceID+"-"+parentID+"-01", "vendor=x")
 	t0 := time.Now()
@@ -88,7 +89,8 @@ func TestCallSpanTree(t *testing.T) {
 		t.Errorf("root kind %v status %v times %v..%v", root.SpanKind, root.Status, root.StartTime, root.EndTime)
 	}
 	want := map[attribute.Key]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "shop_search", "gen_ai.operation.name": "execute_tool",
-		"webmcp_cdp.site": "https://shop.example", "webmcp_cdp.tab": "2", "webmcp_cdp.browser": "b1", "webmcp_cdp.result": "error", "error.type": "tool_error"}
+		"webmcp_cdp.site": "https://shop.example", "webmcp_cdp.tab": "2", "webmcp_cdp.browser": "b1", "webmcp_cdp.result": "error", "error.type": "tool_error",
+		"webmcp_cdp.space": "5f1c0ffee"}
 	got := map[attribute.Key]string{}
 	for _, a := range root.Attributes {
 		got[a.Key] = a.Value.Emit()
