@@ -78,6 +78,7 @@ func newLaunch() *cobra.Command {
 				return cli.Usage(err)
 			}
 			ctx := cmd.Context()
+			bf.serve.viewport = lf.viewport
 			named, err := ef.named()
 			if err != nil {
 				return err
@@ -93,10 +94,9 @@ func newLaunch() *cobra.Command {
 				return cli.Usage(errors.New("--browsers with --user-data-dir: browsers cannot share a profile; drop --user-data-dir (each gets a temporary one)"))
 			}
 			if sf.mode(bf.http.oauth.enabled()) == isolateUser {
-				return launchSpaces(ctx, &bf, &sf, backend, urls, lf, grid, count, len(named) > 0 || relaunch)
+				return launchSpaces(ctx, &bf, &sf, backend, urls, lf, grid, count, cmd.Flags().Changed("browsers"), len(named) > 0 || relaunch)
 			}
 			if grid != nil || relaunch || count > 1 || len(named) > 0 {
-				bf.serve.viewport = lf.viewport
 				var sup []serve.Supplied
 				if grid != nil {
 					sup = serve.GridBrowsers(ctx, *grid, count)
@@ -110,7 +110,6 @@ func newLaunch() *cobra.Command {
 				}
 				return runMulti(ctx, append(sup, serve.EndpointBrowsers(named)...), &bf, backend, false, urls)
 			}
-			bf.serve.viewport = lf.viewport
 			launched := fleet.Browser{Source: &browsers.Launch{Options: lf.options(backend)}, StartFails: true, URLs: urls}
 			s, err := startSession(ctx, serve.Supplied{Browser: launched}, &bf.serve, backend, false)
 			if err != nil {

@@ -18,10 +18,7 @@ import (
 // a team's agents reach over HTTP with OAuth tokens.
 
 // The values of --isolate.
-const (
-	isolateUser = "user"
-	isolateNone = "none"
-)
+const isolateUser, isolateNone = "user", "none"
 
 // spaceFlags say whether each person gets a space of their own.
 type spaceFlags struct {
@@ -52,7 +49,7 @@ func (f *spaceFlags) mode(oauth bool) string {
 // check refuses --isolate user where there is no person to tell apart, and
 // bounds that make no sense.
 func (f *spaceFlags) check(oauth, relay bool) error {
-	if err := f.options(nil).Check(); err != nil {
+	if err := f.options(nil, "").Check(); err != nil {
 		return cli.Usage(err)
 	}
 	if f.mode(oauth) != isolateUser {
@@ -69,9 +66,9 @@ func (f *spaceFlags) check(oauth, relay bool) error {
 	return nil
 }
 
-// options are the spaces' options with the start URLs.
-func (f *spaceFlags) options(urls []string) serve.SpacesOptions {
-	return serve.SpacesOptions{URLs: urls, Idle: f.idle, Max: f.max}
+// options are the spaces' options with the start URLs and --record's file.
+func (f *spaceFlags) options(urls []string, record string) serve.SpacesOptions {
+	return serve.SpacesOptions{URLs: urls, Idle: f.idle, Max: f.max, Record: record}
 }
 
 // runSpaces serves a space per person, each a browser of its own from sb
@@ -85,16 +82,20 @@ func runSpaces(ctx context.Context, bf *browserFlags, sf *spaceFlags, backend po
 	if err != nil {
 		return err
 	}
-	return serve.RunSpacesFrom(ctx, sb, opts, sv, sf.options(urls))
+	return serve.RunSpacesFrom(ctx, sb, opts, sv, sf.options(urls, bf.serve.record))
 }
 
 // launchSpaces is launch --isolate user: a Grid session or a launched
-// browser per space with --selenium or --browsers N (at most N at once),
-// else a browser context per space in one launched browser.
-func launchSpaces(ctx context.Context, bf *browserFlags, sf *spaceFlags, backend polyfill.Backend, urls []string, lf launchFlags, grid *browsers.GridOptions, count int, other bool) error {
+// browser per space with --selenium or --browsers N (pool, when given:
+// at most N at once), else a browser context per space in one launched
+// browser.
+func launchSpaces(ctx context.Context, bf *browserFlags, sf *spaceFlags, backend polyfill.Backend, urls []string, lf launchFlags, grid *browsers.GridOptions, pool int, given, other bool) error {
 	if other {
 		return cli.Usage(errors.New("--isolate user with --browser or --relaunch: a space's browser comes from --selenium, --browsers N or the one launched, and a space whose browser is lost opens again at the person's next request; drop them, or use --isolate none"))
 	}
-	bf.serve.viewport = lf.viewport
-	return runSpaces(ctx, bf, sf, backend, urls, serve.SpaceBrowsers{Grid: grid, Pool: count, Launch: lf.options(backend)})
+	sb := serve.SpaceBrowsers{Grid: grid, Launch: lf.options(backend)}
+	if given {
+		sb.Pool = pool
+	}
+	return runSpaces(ctx, bf, sf, backend, urls, sb)
 }

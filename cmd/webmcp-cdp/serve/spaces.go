@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/cmd/webmcp-cdp/cli"
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
+	"github.com/webmcp-cdp/webmcp-cdp/hub/record"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/telemetry"
 )
 
@@ -48,6 +50,9 @@ type SpacesOptions struct {
 	Idle time.Duration
 	// Max bounds the spaces open at once (0: DefaultMaxSpaces).
 	Max int
+	// Record, when set, is --record's file: each space records its calls
+	// in a file of its own beside it, named with the space's id.
+	Record string
 }
 
 // Check refuses bounds that make no sense, naming their flags.
@@ -246,13 +251,12 @@ func (ss *Spaces) touch(sp *space) bool {
 // end, and closes it.
 func (ss *Spaces) openSpace(sp *space) {
 	log := ss.logger.With("space", sp.id)
-	o := *ss.opts
-	o.inSpace = true
-	if o.Hub.StateDir != "" {
-		o.Hub.StateDir = filepath.Join(o.Hub.StateDir, "spaces", sp.id)
-	}
+	o, err := ss.spaceOptions(sp.id, log)
 	began := time.Now()
-	s, err := Start(ss.ctx, Supplied{Browser: fleet.Browser{Source: ss.so.Source(), StartFails: true, URLs: ss.so.URLs}}, &o)
+	var s *Session
+	if err == nil {
+		s, err = Start(ss.ctx, Supplied{Browser: fleet.Browser{Source: ss.so.Source(), StartFails: true, URLs: ss.so.URLs}}, o)
+	}
 	if err != nil {
 		log.Warn("a space could not be opened", "err", err)
 		sp.err = fmt.Errorf("your space could not be opened: %w", err)
@@ -273,6 +277,34 @@ func (ss *Spaces) openSpace(sp *space) {
 	s.Close()
 	closeHub(s.Hub)
 	log.Info("space closed", "why", why, "spaces", ss.Count())
+}
+
+// spaceOptions are the serving options of space id: its own cached tools
+// (under spaces/<id> in the state directory), its own recording (--record
+// FILE becomes FILE with .<id> before its extension), and its id on its
+// calls' spans.
+func (ss *Spaces) spaceOptions(id string, log *slog.Logger) (*Options, error) {
+	o := *ss.opts
+	o.inSpace = true
+	if o.Hub.StateDir != "" {
+		o.Hub.StateDir = filepath.Join(o.Hub.StateDir, "spaces", id)
+	}
+	if o.Telemetry != nil {
+		o.Telemetry = o.Telemetry.InSpace(id)
+		o.Hub.Hooks = o.Telemetry.Hooks()
+	}
+	o.Server.Recorder = nil // each space's server keeps its own calls
+	if ss.so.Record != "" {
+		ext := filepath.Ext(ss.so.Record)
+		file := strings.TrimSuffix(ss.so.Record, ext) + "." + id + ext
+		r, err := record.New(record.Options{File: file, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		log.Info("recording the space's calls as a spec", "file", file)
+		o.Server.Recorder = r
+	}
+	return &o, nil
 }
 
 // watch waits until sp has had no request for SpacesOptions.Idle, its
@@ -334,11 +366,11 @@ func (ss *Spaces) Close() {
 
 // SpaceBrowsers say where people's spaces get their browsers.
 type SpaceBrowsers struct {
-	// Grid: each space a Selenium Grid session of its own (Pool > 1 bounds
+	// Grid: each space a Selenium Grid session of its own (Pool > 0 bounds
 	// them).
 	Grid *browsers.GridOptions
-	// Pool > 1 without Grid: each space a browser launched for it with
-	// Launch, at most Pool at once.
+	// Pool > 0 (--browsers N given) without Grid: each space a browser
+	// launched for it with Launch, at most Pool at once.
 	Pool   int
 	Launch cdp.LaunchOptions
 	// Dial, when set, connects to a shared browser that was running
@@ -358,7 +390,7 @@ func RunSpacesFrom(ctx context.Context, sb SpaceBrowsers, opts *Options, serving
 		src = &browsers.Context{Dial: sb.Dial}
 	case sb.Grid != nil:
 		src = browsers.NewGrid(*sb.Grid)
-	case sb.Pool > 1:
+	case sb.Pool > 0:
 		src = &browsers.Launch{Options: sb.Launch}
 	default:
 		var err error
@@ -368,7 +400,7 @@ func RunSpacesFrom(ctx context.Context, sb SpaceBrowsers, opts *Options, serving
 		defer front.End(context.WithoutCancel(ctx))
 		src = &browsers.Context{Dial: front.Conn().NewView}
 	}
-	if sb.Pool > 1 {
+	if sb.Pool > 0 {
 		if so.Max <= 0 {
 			so.Max = DefaultMaxSpaces
 		}
@@ -408,7 +440,7 @@ func RunSpaces(ctx context.Context, opts *Options, serving Serving, so SpacesOpt
 		return &cli.ExitError{Code: 2, Err: err}
 	}
 	defer hs.Close()
-	slog.Info("a space per person: each gets a browser context of their own at their first request", "idle", so.Idle, "max", so.Max)
+	slog.Info("a space per person: each gets a browser space of their own (a browser context, or a browser of the pool) at their first request", "idle", so.Idle, "max", so.Max)
 	// A nil channel never fires: without a front browser, only the
 	// endpoint's failure or ctx ends the run.
 	var gone, dropped <-chan struct{}
