@@ -24,8 +24,12 @@ import (
 // Browser on a WebSocket of its own (contexts.go).
 
 // wsLine catches the line in which Chromium names its debugging
-// WebSocket ("DevTools listening on ws://…"), logged by Launch.
-type wsLine struct{ url chan string }
+// WebSocket ("DevTools listening on ws://…"), logged by Launch; it keeps
+// the last one.
+type wsLine struct {
+	mu  *sync.Mutex
+	url chan string // capacity 1
+}
 
 func (h *wsLine) Enabled(context.Context, slog.Level) bool { return true }
 func (h *wsLine) WithAttrs([]slog.Attr) slog.Handler       { return h }
@@ -33,10 +37,15 @@ func (h *wsLine) WithGroup(string) slog.Handler            { return h }
 func (h *wsLine) Handle(_ context.Context, r slog.Record) error {
 	r.Attrs(func(a slog.Attr) bool {
 		if _, u, ok := strings.Cut(a.Value.String(), "DevTools listening on "); ok {
+			// The last one wins: Launch starts a browser that does not
+			// answer at first once more, on another port.
+			h.mu.Lock()
 			select {
-			case h.url <- strings.TrimSpace(u):
+			case <-h.url:
 			default:
 			}
+			h.url <- strings.TrimSpace(u)
+			h.mu.Unlock()
 		}
 		return true
 	})
@@ -51,7 +60,7 @@ func launchShared(tb testing.TB) (*Process, string) {
 	if _, err := HostSystem().FindBrowser("", ""); err != nil {
 		tb.Skipf("no Chromium here to test browser contexts on (install chromium, or set CHROME_PATH): %v", err)
 	}
-	h := &wsLine{url: make(chan string, 1)}
+	h := &wsLine{mu: new(sync.Mutex), url: make(chan string, 1)}
 	p, err := Launch(context.Background(), LaunchOptions{
 		Headless:    true,
 		UserDataDir: tb.TempDir(),

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -97,7 +98,8 @@ func TestSpacesPerPerson(t *testing.T) {
 	t.Parallel()
 	site := spacesSite(t)
 	as := startAuthServer(t, "http://127.0.0.1:1/mcp") // every token names its hub
-	hub := startSpacesHub(t, as, "launch", "--headless", site+"/team/")
+	records := t.TempDir()
+	hub := startSpacesHub(t, as, "launch", "--headless", "--record", filepath.Join(records, "session.yaml"), site+"/team/")
 
 	alice, bob := hub.person(t, "alice"), hub.person(t, "bob")
 	signIn, whoami := listedTool(alice, "sign_in"), listedTool(alice, "whoami")
@@ -141,6 +143,28 @@ func TestSpacesPerPerson(t *testing.T) {
 		}
 	})
 
+	t.Run("each person's calls are recorded apart", func(t *testing.T) {
+		files, _ := filepath.Glob(filepath.Join(records, "session.*.yaml"))
+		// Alice signed in and called her page; Bob only looked (his call of
+		// her tool's name reached no page, so no recording has it).
+		var withAlice, bobs int
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case strings.Contains(string(b), "alice"):
+				withAlice++
+			case strings.Contains(string(b), "whoami"):
+				bobs++
+			}
+		}
+		if len(files) != 2 || withAlice != 1 || bobs != 1 {
+			t.Errorf("recordings %v: %d with Alice's calls, %d with Bob's alone; want two files, one each", files, withAlice, bobs)
+		}
+	})
+
 	t.Run("Carol arrives later and starts clean", func(t *testing.T) {
 		carol := hub.person(t, "carol")
 		if got := carol.callOK(listedTool(carol, "whoami"), map[string]any{}); got != "-/-" {
@@ -153,17 +177,23 @@ func TestSpacesPerPerson(t *testing.T) {
 	})
 
 	t.Run("twenty people at once", func(t *testing.T) {
+		// Their spaces open side by side (people: a bare initialize each,
+		// which may wait longer than a client's 20 s to connect on a
+		// loaded machine), then all sign in and look at once.
+		who := make([]string, 20)
+		for i := range who {
+			who[i] = fmt.Sprintf("p%02d", i+1)
+		}
+		clients := hub.people(t, who...)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var wrong []string
-		for i := 1; i <= 20; i++ {
-			who := fmt.Sprintf("p%02d", i)
+		for i, c := range clients {
 			wg.Go(func() {
-				c := hub.person(t, who)
-				c.callOK(listedTool(c, "sign_in"), map[string]any{"name": who})
-				if got := c.callOK(listedTool(c, "whoami"), map[string]any{}); got != who+"/"+who {
+				c.callOK(listedTool(c, "sign_in"), map[string]any{"name": who[i]})
+				if got := c.callOK(listedTool(c, "whoami"), map[string]any{}); got != who[i]+"/"+who[i] {
 					mu.Lock()
-					wrong = append(wrong, who+" sees "+got)
+					wrong = append(wrong, who[i]+" sees "+got)
 					mu.Unlock()
 				}
 			})
