@@ -71,9 +71,10 @@ func (f *spaceFlags) options(urls []string, record string) serve.SpacesOptions {
 	return serve.SpacesOptions{URLs: urls, Idle: f.idle, Max: f.max, Record: record}
 }
 
-// runSpaces serves a space per person, each a browser of its own from sb
-// (a context in the shared browser, or a browser of a pool).
+// runSpaces serves a space per person, each a browser of its own from sb.
 func runSpaces(ctx context.Context, bf *browserFlags, sf *spaceFlags, backend polyfill.Backend, urls []string, sb serve.SpaceBrowsers) error {
+	so := sf.options(urls, bf.serve.record)
+	bf.serve.record = "" // each space records apart (FILE.<id>.ext): nothing at FILE itself
 	opts, err := bf.serve.options(backend, false)
 	if err != nil {
 		return err
@@ -82,7 +83,7 @@ func runSpaces(ctx context.Context, bf *browserFlags, sf *spaceFlags, backend po
 	if err != nil {
 		return err
 	}
-	return serve.RunSpacesFrom(ctx, sb, opts, sv, sf.options(urls, bf.serve.record))
+	return serve.RunSpacesFrom(ctx, sb, opts, sv, so)
 }
 
 // launchSpaces is launch --isolate user: a Grid session or a launched
