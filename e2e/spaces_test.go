@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -233,21 +232,11 @@ func TestSpacesBounds(t *testing.T) {
 	alice := hub.person(t, "alice")
 	listedTool(alice, "whoami")
 
-	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"0"}}}`
-	req, err := http.NewRequest(http.MethodPost, hub.endpoint, strings.NewReader(initialize))
+	resp, body, err := hub.initialize(as.token(t, as.Issuer, "bob", "webmcp:read webmcp:call", hub.endpoint))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+as.token(t, as.Issuer, "bob", "webmcp:read webmcp:call", hub.endpoint))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "maximum of 1 spaces") {
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "maximum of 1 spaces") {
 		t.Fatalf("Bob past --max-spaces 1: %s, Retry-After %q, %s", resp.Status, resp.Header.Get("Retry-After"), body)
 	}
 	if got := alice.callOK(listedTool(alice, "whoami"), map[string]any{}); got != "-/-" {
