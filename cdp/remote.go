@@ -23,8 +23,13 @@ import (
 )
 
 const (
-	// attachTimeout bounds /json/version and the WebSocket handshake each.
+	// attachTimeout bounds /json/version.
 	attachTimeout = 10 * time.Second
+	// handshakeTimeout bounds the WebSocket handshake. A browser service
+	// (browserless, a Grid node) starts a browser before it answers the
+	// upgrade, which takes seconds on a busy host (10 s was seen to run out
+	// in CI); Playwright's connectOverCDP waits 30 s too.
+	handshakeTimeout = 30 * time.Second
 	// maxMessage is the largest message read from the browser (chromedp's
 	// limit: a screenshot or a large DOM is tens of MB).
 	maxMessage = 256 << 20
@@ -54,11 +59,14 @@ func Attach(ctx context.Context, ep Endpoint, logger *slog.Logger) (*Conn, error
 	default:
 		return nil, errors.New("attach needs --browser-url or --ws-endpoint")
 	}
-	dctx, cancel := context.WithTimeout(ctx, attachTimeout)
+	dctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
 	defer cancel()
 	c, resp, err := websocket.Dial(dctx, ws.String(), &websocket.DialOptions{HTTPClient: client, HTTPHeader: ep.Header})
 	if resp != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		return nil, refusedError("the WebSocket endpoint "+redactURL(ws), resp.StatusCode)
+	}
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("connecting to %s: no answer to the WebSocket handshake within %s (a browser service starts a browser first: check that it is up and not queueing connections): %w", redactURL(ws), handshakeTimeout, plainErr(err))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", redactURL(ws), plainErr(err))
