@@ -138,7 +138,8 @@ func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args
 		}
 		return errorResult("%s failed: %v", name, err), false
 	}
-	r := ToOutcome(out, h.opts.MaxResultBytes)
+	r, dropped := toOutcome(out, h.opts.MaxResultBytes)
+	r = h.checkOutcome(name, c, r, dropped, cutResult(out, h.opts.MaxResultBytes))
 	if untrustedHint(c.doc.tools[c.tool]) {
 		markUntrusted(&r, c.doc.Origin)
 	}

@@ -363,7 +363,7 @@ func (h *Hub) plainHoldersLocked(id string, cands []candidate) map[string]string
 // listed tool on every change, where reflect.DeepEqual allocated two
 // copies of each tool it was given.
 func (rt RoutedTool) Same(o RoutedTool) bool {
-	return rt.Name == o.Name && sameTool(rt.Tool, o.Tool) && sameProvenance(rt.Source, o.Source)
+	return rt.Name == o.Name && sameDefinition(rt.Tool, o.Tool) && sameProvenance(rt.Source, o.Source)
 }
 
 // sameProvenance reports whether a and b are equal, Tabs compared by

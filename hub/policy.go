@@ -105,7 +105,7 @@ func (l *Limits) checkTool(t core.Tool) (core.Tool, core.Reason, string) {
 		}
 	}
 	t.Annotations = boundAnnotations(t.Annotations)
-	return t, "", ""
+	return l.checkCarried(t)
 }
 
 // boundAnnotations keeps at most maxAnnotations hints with short keys, and
@@ -146,16 +146,23 @@ func boundAnnotations(a map[string]any) map[string]any {
 // objectSchema checks that an inputSchema is a JSON object whose type is
 // "object", adding the type when the page left it out.
 func objectSchema(raw json.RawMessage) (json.RawMessage, string) {
+	return namedObjectSchema("inputSchema", raw)
+}
+
+// namedObjectSchema checks that the schema field (inputSchema or
+// outputSchema) is a JSON object whose type is "object", adding the type
+// when the page left it out.
+func namedObjectSchema(field string, raw json.RawMessage) (json.RawMessage, string) {
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return nil, "its inputSchema is not a JSON object"
+		return nil, "its " + field + " is not a JSON object"
 	}
 	switch ty := m["type"].(type) {
 	case nil:
 		m["type"] = "object"
 		out, err := json.Marshal(m)
 		if err != nil {
-			return nil, "its inputSchema cannot be encoded again: " + err.Error()
+			return nil, "its " + field + " cannot be encoded again: " + err.Error()
 		}
 		return out, ""
 	case string:
@@ -163,7 +170,11 @@ func objectSchema(raw json.RawMessage) (json.RawMessage, string) {
 			return raw, ""
 		}
 	}
-	return nil, fmt.Sprintf("its inputSchema has type %v; MCP tools take an object", m["type"])
+	verb := "take"
+	if field == "outputSchema" {
+		verb = "give"
+	}
+	return nil, fmt.Sprintf("its %s has type %v; MCP tools %s an object", field, m["type"], verb)
 }
 
 // newRegistrationBudget returns a tab's budget of new tool names: perMinute

@@ -17,37 +17,50 @@ import (
 // plain value is never parsed, and an object is scanned only for its
 // "content" key.
 func ToOutcome(r core.Result, maxBytes int) core.Outcome {
+	o, _ := toOutcome(r, maxBytes)
+	return o
+}
+
+// toOutcome is ToOutcome that also returns the _meta keys of the page's
+// result it dropped, those a page may not set (ReservedMetaKey).
+func toOutcome(r core.Result, maxBytes int) (core.Outcome, []string) {
 	if r.Err != "" {
 		o := core.Text(capText(r.Err, maxBytes, 0))
 		o.IsError = true
-		return o
+		return o, nil
 	}
 	switch r.Kind {
 	case core.KindUndefined:
-		return core.Outcome{Content: []core.Block{}}
+		return core.Outcome{Content: []core.Block{}}, nil
 	case core.KindString:
-		return core.Text(capText(r.Value, maxBytes, r.Truncated))
+		return core.Text(capText(r.Value, maxBytes, r.Truncated)), nil
 	}
 	if r.Truncated > 0 || len(r.Value) > maxBytes {
 		// Cut JSON is no longer JSON: hand it over as text.
-		return core.Text(capText(r.Value, maxBytes, r.Truncated))
+		return core.Text(capText(r.Value, maxBytes, r.Truncated)), nil
 	}
 	raw := strings.TrimSpace(r.Value)
 	if !strings.HasPrefix(raw, "{") {
-		return core.Text(r.Value)
+		return core.Text(r.Value), nil
 	}
-	if o, ok := pageOutcome([]byte(raw)); ok {
-		return o
+	if o, dropped, ok := pageOutcome([]byte(raw)); ok {
+		return o, dropped
 	}
 	out := core.Text(r.Value)
 	out.Structured = json.RawMessage(raw)
-	return out
+	return out, nil
+}
+
+// cutResult reports whether ToOutcome cuts r to maxBytes.
+func cutResult(r core.Result, maxBytes int) bool {
+	return r.Err == "" && r.Kind != core.KindUndefined && (r.Truncated > 0 || len(r.Value) > maxBytes)
 }
 
 // pageOutcome reads a value that is already a tool result
-// ({content:[...], structuredContent?, isError?, _meta?}). ok is false for
-// any other object.
-func pageOutcome(raw []byte) (core.Outcome, bool) {
+// ({content:[...], structuredContent?, isError?, _meta?}), and returns the
+// keys of its _meta a page may not set, which it leaves out. ok is false
+// for any other object.
+func pageOutcome(raw []byte) (o core.Outcome, dropped []string, ok bool) {
 	var res struct {
 		Content           []json.RawMessage `json:"content"`
 		StructuredContent json.RawMessage   `json:"structuredContent"`
@@ -55,16 +68,16 @@ func pageOutcome(raw []byte) (core.Outcome, bool) {
 		Meta              map[string]any    `json:"_meta"`
 	}
 	if json.Unmarshal(raw, &res) != nil || res.Content == nil {
-		return core.Outcome{}, false
+		return core.Outcome{}, nil, false
 	}
-	o := core.Outcome{Content: make([]core.Block, 0, len(res.Content)), IsError: res.IsError}
+	o = core.Outcome{Content: make([]core.Block, 0, len(res.Content)), IsError: res.IsError}
 	for _, c := range res.Content {
 		var head struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}
 		if json.Unmarshal(c, &head) != nil || !contentTypes[head.Type] {
-			return core.Outcome{}, false
+			return core.Outcome{}, nil, false
 		}
 		b := core.Block{Type: head.Type}
 		if head.Type == "text" {
@@ -77,17 +90,12 @@ func pageOutcome(raw []byte) (core.Outcome, bool) {
 	if s := res.StructuredContent; len(s) > 0 && s[0] == '{' {
 		o.Structured = s
 	}
-	// The page may not speak for webmcp-cdp.
-	for k, v := range res.Meta {
-		if strings.HasPrefix(k, metaPrefix) {
-			continue
-		}
-		if o.Meta == nil {
-			o.Meta = map[string]any{}
-		}
-		o.Meta[k] = v
+	// The page may speak neither for MCP nor for webmcp-cdp.
+	dropped = StripReservedMeta(res.Meta)
+	if len(res.Meta) > 0 {
+		o.Meta = res.Meta
 	}
-	return o, true
+	return o, dropped, true
 }
 
 // contentTypes are MCP's content block types.

@@ -72,7 +72,7 @@ func (h *Hub) Update(d core.Source, tools []core.Tool, refused []core.Refusal) {
 	}
 	for _, tl := range admitted {
 		if old != nil {
-			if prev, ok := old.tools[tl.Name]; ok && sameTool(prev, tl) {
+			if prev, ok := old.tools[tl.Name]; ok && sameDefinition(prev, tl) {
 				tl = prev // keep the maps, so unchanged listings compare fast
 			}
 		}
@@ -120,6 +120,10 @@ func (h *Hub) admitLocked(t *tab, d core.Source, tools []core.Tool) []core.Tool 
 		if reason != "" {
 			h.refuseLocked(t, d, tl.Name, code, reason)
 			continue
+		}
+		checked, dropped := trimCarried(checked)
+		if len(dropped) > 0 {
+			h.noteDroppedLocked(t, d, tl.Name, "tool", dropped)
 		}
 		out = append(out, checked)
 	}

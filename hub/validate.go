@@ -188,6 +188,15 @@ func (v *validator) check(tool, url string, c *compiled, args []byte) string {
 	if _, ok := inst.(map[string]any); !ok {
 		return "the arguments must be a JSON object"
 	}
+	return judge(c, s, inst, func() {
+		v.logger.Warn("a tool's inputSchema refers to itself in a loop; its calls go to the page unvalidated", "tool", tool, "url", url)
+	})
+}
+
+// judge validates inst against s, the schema of c, and returns "" when it
+// fits, else where and why it does not. A reference cycle turns c's
+// validation off and calls cycled the first time.
+func judge(c *compiled, s *jsonschema.Schema, inst any, cycled func()) string {
 	verr := validate(s, inst)
 	if verr == nil {
 		return ""
@@ -198,7 +207,7 @@ func (v *validator) check(tool, url string, c *compiled, args []byte) string {
 	}
 	if hasRefCycle(ve) {
 		if !c.broken.Swap(true) {
-			v.logger.Warn("a tool's inputSchema refers to itself in a loop; its calls go to the page unvalidated", "tool", tool, "url", url)
+			cycled()
 		}
 		return ""
 	}

@@ -16,9 +16,12 @@ const (
 	ReasonName Reason = "name"
 	// ReasonDescription: the description is empty.
 	ReasonDescription Reason = "description"
-	// ReasonSize: the description, title or schema is over its size limit.
+	// ReasonSize: the description, title, a schema, the _meta or the icons
+	// are over their size limit.
 	ReasonSize Reason = "size"
-	// ReasonSchema: the inputSchema is not a JSON object of type "object".
+	// ReasonSchema: the inputSchema or outputSchema is not a JSON object of
+	// type "object", or the _meta is not an object or the icons not an
+	// array.
 	ReasonSchema Reason = "schema"
 	// ReasonDuplicate: another tool of the document has the same name.
 	ReasonDuplicate Reason = "duplicate"

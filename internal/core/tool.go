@@ -16,6 +16,18 @@ type Tool struct {
 	// Annotations holds the page's hints (readOnlyHint, consequentialHint,
 	// untrustedContentHint, cache, ...).
 	Annotations map[string]any
+	// OutputSchema is the JSON Schema of the tool's structuredContent (a
+	// JSON object of type "object"), or nil when the page gave none.
+	OutputSchema json.RawMessage
+	// Icons is the tool's icons, a JSON array of MCP Icon objects ({src,
+	// mimeType?, sizes?, theme?}), or nil.
+	Icons json.RawMessage
+	// Meta is the tool's own _meta, a JSON object, or nil. Admission drops
+	// the keys a page may not set (those of MCP's reserved prefixes, such
+	// as io.modelcontextprotocol/, and webmcp-cdp's own webmcp-cdp/), so
+	// whatever is here after the hub came from the page and may be shown
+	// as the page's.
+	Meta json.RawMessage
 }
 
 // Backend names the WebMCP implementation that holds a document's tools.
