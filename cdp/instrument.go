@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/webmcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/userscript"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 
@@ -102,6 +103,9 @@ type Options struct {
 	// reported to the Sink, and tabs the Browser opens are made in it.
 	// Empty follows every target of the browser.
 	BrowserContext string
+	// Userscripts are the operator's scripts, run in the documents they
+	// match after the page API is in place (userscripts.go).
+	Userscripts []*userscript.Script
 }
 
 // Marks are the secrets a Browser writes into the page script: the nonce
@@ -173,6 +177,8 @@ type Browser struct {
 	// defaultContext is the browser's default context's id, when
 	// Options.BrowserContext names another (contexts.go).
 	defaultContext string
+	// us are the userscripts injected after the page script (userscripts.go).
+	us userscripts
 }
 
 type targetState struct {
@@ -272,6 +278,9 @@ func NewBrowser(conn *Conn, opts Options) (*Browser, error) {
 	b.scriptParams, err = jsonv2.Marshal(&page.AddScriptToEvaluateOnNewDocumentParams{Source: script, RunImmediately: ptr(true)})
 	if err != nil {
 		return nil, fmt.Errorf("encoding the page script: %w", err)
+	}
+	if err := b.us.prepare(opts.Userscripts, b.nonce); err != nil {
+		return nil, err
 	}
 	return b, nil
 }

@@ -147,6 +147,9 @@ func (b *Browser) setup(t *targetState, existing bool) {
 		{page.CommandEnable, nil},
 		{page.CommandAddScriptToEvaluateOnNewDocument, b.scriptParams},
 	}
+	for _, p := range b.us.params { // after the page API (userscripts.go)
+		steps = append(steps, step{page.CommandAddScriptToEvaluateOnNewDocument, p})
+	}
 	frames := &target.SetAutoAttachParams{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: ptr(true)}
 	frames.Filter = append(frames.Filter, struct {
 		Exclude bool   `json:"exclude"`
@@ -325,6 +328,8 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 		b.mu.Unlock()
 	case cdproto.EventRuntimeConsoleAPICalled:
 		b.onConsole(t, msg.Params)
+	case cdproto.EventRuntimeExceptionThrown:
+		b.onException(t, msg.Params) // (userscripts.go)
 	case cdproto.EventRuntimeBindingCalled:
 		var ev runtime.EventBindingCalled
 		if decode(msg.Params, &ev) != nil || ev.Name != b.binding {

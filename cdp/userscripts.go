@@ -1,0 +1,155 @@
+package cdp
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+
+	"github.com/webmcp-cdp/webmcp-cdp/internal/userscript"
+)
+
+// This file injects the operator's userscripts (Options.Userscripts). Each
+// is a script for new documents of its own, added to every target right
+// after the page script, so that it runs in the page's main world once the
+// page API is in place, in every frame, and (runImmediately) in documents
+// already open when we attach. The page tests its own URL against the
+// script's patterns (userscript.Script.Pattern, valid JavaScript), since
+// the URL of a document to come is not known when the script is added.
+// A script that throws stops alone: the browser reports the exception, and
+// its source URL names the script in our log.
+
+// userscriptURL starts the source URL of each injected userscript; the
+// script's number and its file's name follow.
+const userscriptURL = "webmcp-cdp-userscript/"
+
+// userscriptWrapper runs a userscript in a matching document, once per
+// document, at its @run-at. %[1]s and %[2]s are the match and exclude
+// regular expressions as JSON strings, %[3]t is @noframes, %[4]s the guard
+// key (JSON), %[5]s the run-at, %[6]s the script, %[7]s the source URL. The
+// script starts on line userscriptFirstLine (0-based).
+const userscriptWrapper = `(() => {
+const match = new RegExp(%[1]s), exclude = %[2]s ? new RegExp(%[2]s) : null;
+let href;
+try { href = '' + location.href; } catch (e) { return; }
+if (!match.test(href) || (exclude && exclude.test(href)) || (%[3]t && window.top !== window)) return;
+const guard = Symbol.for(%[4]s);
+if (Reflect.getOwnPropertyDescriptor(document, guard)) return;
+Reflect.defineProperty(document, guard, { value: true });
+const apply = Reflect.apply, listen = EventTarget.prototype.addEventListener, later = setTimeout;
+const when = %[5]q;
+const run = function () {
+%[6]s
+};
+const go = () => apply(run, window, []);
+if (when === 'document-start' || document.readyState !== 'loading') { go(); return; }
+apply(listen, document, ['DOMContentLoaded', when === 'document-end' ? go : () => later(go, 0), { once: true }]);
+})();
+//# sourceURL=%[7]s
+`
+
+// userscriptFirstLine is the 0-based line of the wrapper the script
+// starts on.
+var userscriptFirstLine = strings.Count(userscriptWrapper[:strings.Index(userscriptWrapper, "%[6]s")], "\n")
+
+// userscripts are a Browser's injected userscripts.
+type userscripts struct {
+	// params are the Page.addScriptToEvaluateOnNewDocument params of each.
+	params []jsonv2.Value
+	// byURL finds a script by its source URL.
+	byURL map[string]*userscript.Script
+}
+
+// prepare renders each script's wrapper. The guard key is derived from
+// nonce, so that a document kept across a reconnection (same Marks) does
+// not run a script twice, and a page cannot predict it.
+func (u *userscripts) prepare(scripts []*userscript.Script, nonce string) error {
+	u.byURL = make(map[string]*userscript.Script, len(scripts))
+	for i, s := range scripts {
+		match, exclude := s.Pattern()
+		sum := sha256.Sum256([]byte(nonce + "\x00userscript\x00" + s.Name))
+		url := userscriptURL + strconv.Itoa(i) + "/" + safeFileName(s.File)
+		src := fmt.Sprintf(userscriptWrapper, jsString(match), jsString(exclude), s.NoFrames,
+			jsString("webmcp-cdp/userscript/"+hex.EncodeToString(sum[:12])), string(s.RunAt), s.Source, url)
+		p, err := jsonv2.Marshal(&page.AddScriptToEvaluateOnNewDocumentParams{Source: src, RunImmediately: ptr(true)})
+		if err != nil {
+			return fmt.Errorf("encoding userscript %s: %w", s.File, err)
+		}
+		u.params = append(u.params, p)
+		u.byURL[url] = s
+	}
+	return nil
+}
+
+// jsString is s as a JavaScript string literal (JSON's, with U+2028 and
+// U+2029 escaped, as encoding/json does).
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// safeFileName is the base name of a file, kept to characters that read
+// well in a URL.
+func safeFileName(file string) string {
+	if i := strings.LastIndexAny(file, `/\`); i >= 0 {
+		file = file[i+1:]
+	}
+	return strings.Map(func(r rune) rune {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("._-", r) {
+			return r
+		}
+		return '_'
+	}, file)
+}
+
+// onException logs an uncaught exception whose stack runs through a
+// userscript: its name, its file and line, the document and the error.
+// Other exceptions are the page's own and are left alone (CI mode's
+// diagnosis records them).
+func (b *Browser) onException(t *targetState, params jsonv2.Value) {
+	if len(b.us.byURL) == 0 {
+		return
+	}
+	var ev runtime.EventExceptionThrown
+	if decode(params, &ev) != nil || ev.ExceptionDetails == nil {
+		return
+	}
+	e := ev.ExceptionDetails
+	at := []struct {
+		url  string
+		line int64
+	}{{e.URL, e.LineNumber}}
+	if e.StackTrace != nil {
+		for _, f := range e.StackTrace.CallFrames {
+			at = append(at, struct {
+				url  string
+				line int64
+			}{f.URL, f.LineNumber})
+		}
+	}
+	for _, a := range at {
+		s := b.us.byURL[a.url]
+		if s == nil {
+			continue
+		}
+		text := e.Text
+		if e.Exception != nil && e.Exception.Description != "" {
+			text = firstLine(e.Exception.Description)
+		}
+		url := t.url
+		b.mu.Lock()
+		if d := t.contexts[e.ExecutionContextID]; d != nil && d.url != "" {
+			url = d.url
+		}
+		b.mu.Unlock()
+		line := int(a.line) - userscriptFirstLine + 1
+		b.logger.Warn("a userscript threw; the page and the other scripts go on", "script", s.Name, "file", s.File, "line", line, "url", url, "err", text)
+		return
+	}
+}
