@@ -14,7 +14,6 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/ci"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
-	"github.com/webmcp-cdp/webmcp-cdp/hub/record"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/telemetry"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
@@ -55,7 +54,8 @@ type pageFlags struct {
 	ignoreHTTPSErrors bool
 	// viewport is launch's --viewport (attach leaves the user's tabs
 	// their size).
-	viewport cli.Viewport
+	viewport    cli.Viewport
+	userscripts cli.Userscripts // --userscript, read by check
 }
 
 func (f *pageFlags) register(fs *pflag.FlagSet) {
@@ -73,19 +73,7 @@ func (f *pageFlags) register(fs *pflag.FlagSet) {
 	cli.OneOf(fs, "tool-names", hub.NameStyles())
 	fs.StringVar(&f.userAgent, "user-agent", "", "the user agent that pages see (navigator.userAgent and the User-Agent header), in every tab followed")
 	fs.BoolVar(&f.ignoreHTTPSErrors, "ignore-https-errors", false, "load pages whose certificate is not valid (self-signed local dev certificates); browser-wide, also when attaching")
-}
-
-// recorder returns the recorder of --record, or nil without it.
-func (f *serveFlags) recorder(logger *slog.Logger) (*record.Recorder, error) {
-	if f.record == "" {
-		return nil, nil
-	}
-	r, err := record.New(record.Options{File: f.record, Logger: logger})
-	if err != nil {
-		return nil, cli.Usage(err)
-	}
-	logger.Info("recording the session's calls as a spec", "file", f.record)
-	return r, nil
+	f.userscripts.Register(fs)
 }
 
 func (f *pageFlags) check() (polyfill.Backend, error) {
@@ -121,7 +109,7 @@ func (f *pageFlags) check() (polyfill.Backend, error) {
 	if f.origins, err = hub.NewOriginPolicy(f.allowOrigins, f.denyOrigins); err != nil {
 		return "", err
 	}
-	return b, nil
+	return b, f.userscripts.Load(slog.Default())
 }
 
 // callFlags are the flags of how a tool call runs.
@@ -232,6 +220,7 @@ func (f *serveFlags) cdpOptions(backend polyfill.Backend, reloadExisting bool, l
 		ViewportHeight: f.viewport.H,
 		Logger:         logger,
 		PageTimes:      f.tel.Tracing(),
+		Userscripts:    f.userscripts.Scripts,
 	}
 }
 
@@ -284,7 +273,7 @@ func (f *serveFlags) options(backend polyfill.Backend, reloadExisting bool) (*se
 		Settle:            f.settle,
 	}
 	var err error
-	if o.Server.Recorder, err = f.recorder(logger); err != nil {
+	if o.Server.Recorder, err = cli.Recorder(f.record, logger); err != nil {
 		return nil, err
 	}
 	return o, nil

@@ -17,7 +17,7 @@ func Load(paths []string) ([]*Script, error) {
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, fmt.Errorf("reading userscripts: %w", err)
+			return nil, fmt.Errorf("%w: give a .user.js file, or a directory of them", err)
 		}
 		if !st.IsDir() {
 			files = append(files, p)
