@@ -291,6 +291,47 @@ func (s *Set) DrainTabs(ctx context.Context, tabs []string) {
 	wg.Wait()
 }
 
+// titler is a Member that can say its tabs' titles (*cdp.Browser can).
+type titler interface {
+	Titles(ctx context.Context) (map[string]string, error)
+}
+
+// Titles returns the current title of every tab of the members connected,
+// by the set's tab id, asking them at once. A member that cannot say, or
+// fails to, is left out (its tabs show no title); the error is the first
+// such failure, returned with the titles the others gave.
+func (s *Set) Titles(ctx context.Context) (map[string]string, error) {
+	s.mu.Lock()
+	ts := map[string]titler{}
+	for name, m := range s.members {
+		if t, ok := m.b.(titler); ok {
+			ts[name] = t
+		}
+	}
+	s.mu.Unlock()
+	var (
+		mu    sync.Mutex
+		out   = map[string]string{}
+		first error
+		wg    sync.WaitGroup
+	)
+	for name, t := range ts {
+		wg.Go(func() {
+			titles, err := t.Titles(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && first == nil {
+				first = err
+			}
+			for id, title := range titles {
+				out[s.ID(name, id)] = title
+			}
+		})
+	}
+	wg.Wait()
+	return out, first
+}
+
 // Open opens rawURL in a new tab of the browser that served its origin
 // last, else of the first browser connected, and returns the tab's id. A
 // cached tool's page thus reopens in the browser it came from: while that

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +43,16 @@ func (m *fakeMember) last() string {
 func (m *fakeMember) Invoke(_ context.Context, key, tool string, _ json.RawMessage) (core.Result, error) {
 	m.note("Invoke " + key + " " + tool)
 	return core.Result{Kind: "string", Value: key}, nil
+}
+
+// Titles says the member has one tab, T, titled with its first call.
+func (m *fakeMember) Titles(context.Context) (map[string]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.did) == 0 {
+		return nil, errors.New("no titles yet")
+	}
+	return map[string]string{"T": m.did[0]}, nil
 }
 
 func (m *fakeMember) Open(_ context.Context, url string) (string, error) {
@@ -214,6 +225,36 @@ func TestUnnamed(t *testing.T) {
 	s.setState("", StateStopped, errors.New("gone"), nil)
 	if err := s.Reload(ctx, "T1"); err == nil || err.Error() != "the browser is gone; restart webmcp-cdp once it is back" {
 		t.Errorf("Reload of a browser gone: %v", err)
+	}
+}
+
+// TestTitles: the members' titles under the set's tab ids, a member that
+// fails left out with its error, a member not up left out.
+func TestTitles(t *testing.T) {
+	tests := []struct {
+		name    string
+		members map[string]*fakeMember
+		order   []string
+		want    map[string]string
+		err     bool
+	}{
+		{name: "unnamed", members: map[string]*fakeMember{"": {did: []string{"one"}}}, order: []string{""}, want: map[string]string{"T": "one"}},
+		{name: "two named", members: map[string]*fakeMember{"a": {did: []string{"A"}}, "b": {did: []string{"B"}}}, order: []string{"a", "b"}, want: map[string]string{"a/T": "A", "b/T": "B"}},
+		{name: "one fails", members: map[string]*fakeMember{"a": {did: []string{"A"}}, "b": {}}, order: []string{"a", "b"}, want: map[string]string{"a/T": "A"}, err: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := upSet(t, newRecSink(), tt.members, tt.order...)
+			got, err := s.Titles(context.Background())
+			if !maps.Equal(got, tt.want) || (err != nil) != tt.err {
+				t.Errorf("Titles: %v, %v; want %v (error %v)", got, err, tt.want, tt.err)
+			}
+		})
+	}
+	s, _ := upSet(t, newRecSink(), map[string]*fakeMember{"a": {did: []string{"A"}}, "b": {did: []string{"B"}}}, "a", "b")
+	s.setState("b", StateConnecting, errors.New("dropped"), nil)
+	if got, err := s.Titles(context.Background()); err != nil || !maps.Equal(got, map[string]string{"a/T": "A"}) {
+		t.Errorf("Titles with b down: %v, %v", got, err)
 	}
 }
 

@@ -79,6 +79,10 @@ type Options struct {
 	// call runs in (hub/telemetry makes the client's span the parent
 	// of the call's). Nil: the keys are not read.
 	TraceContext func(ctx context.Context, traceparent, tracestate string) context.Context
+	// Titles, when set, returns the server's tabs' current titles by tab
+	// id, for its status page when HTTPOptions.Titles is not set: a
+	// space's server (spaces_http.go), whose tabs are its own.
+	Titles func(ctx context.Context) (map[string]string, error)
 }
 
 // Server is an MCP server over a hub.

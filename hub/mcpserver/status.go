@@ -150,6 +150,9 @@ type statusHandler struct {
 
 // newStatusHandler returns the status page of s served on bound.
 func newStatusHandler(s *Server, opts HTTPOptions, bound string) *statusHandler {
+	if opts.Titles == nil {
+		opts.Titles = s.opts.Titles
+	}
 	h := &statusHandler{
 		s: s, token: opts.Token, browser: opts.Browser, titles: opts.Titles, announce: opts.StatusLink, browserStates: opts.Browsers,
 		linkBase: statusLink(bound),

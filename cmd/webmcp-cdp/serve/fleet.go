@@ -107,7 +107,7 @@ func RunFleet(ctx context.Context, sup []Supplied, opts *Options, serving Servin
 	set := fl.Set()
 	h := hub.New(set, opts.Hub)
 	defer closeHub(h)
-	srv := opts.server(ctx, h, set, first.ch)
+	srv := opts.server(ctx, h, set, set.Titles, first.ch)
 	first.over(set, h, srv)
 	watchTelemetry(opts.Telemetry, h, srv, set)
 	stopTelemetry, err := startTelemetry(opts.Telemetry, serving.MetricsAddr)

@@ -58,7 +58,6 @@ func (s *Session) Run(ctx context.Context, serving Serving) error {
 	if v, err := cdp.Version(ctx, s.Conn); err == nil {
 		opts.Browser = v.Product
 	}
-	opts.Titles = s.Browser.Titles
 	if m := metricsOf(s.tel); m != nil {
 		opts.Metrics = m.Handler()
 	}

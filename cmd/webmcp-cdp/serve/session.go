@@ -101,7 +101,7 @@ func Start(ctx context.Context, sup Supplied, opts *Options) (*Session, error) {
 	}
 	set := fl.Set()
 	h := hub.New(set, opts.Hub)
-	srv := opts.server(ctx, h, tabsOf(set), first.ch)
+	srv := opts.server(ctx, h, tabsOf(set), set.Titles, first.ch)
 	first.over(set, h, srv)
 	if !opts.inSpace {
 		watchTelemetry(opts.Telemetry, h, srv, set)
@@ -171,14 +171,15 @@ func warnIgnoreHTTPS(o *Options) {
 }
 
 // server builds the MCP server over h, with tabs as its tab tools' browser
-// when they are served, answering clients' first tools/list once firstList
+// when they are served and titles as its status page's, answering clients' first tools/list once firstList
 // is closed.
-func (o *Options) server(ctx context.Context, h *hub.Hub, tabs mcpserver.Tabs, firstList <-chan struct{}) *mcpserver.Server {
+func (o *Options) server(ctx context.Context, h *hub.Hub, tabs mcpserver.Tabs, titles func(context.Context) (map[string]string, error), firstList <-chan struct{}) *mcpserver.Server {
 	sopts := o.Server
 	if o.TabTools {
 		sopts.Tabs = tabs
 	}
 	sopts.FirstList = firstList
+	sopts.Titles = titles
 	return mcpserver.New(ctx, h, sopts)
 }
 
