@@ -146,6 +146,8 @@ func (b *Browser) onException(t *targetState, params jsonv2.Value) {
 		b.mu.Lock()
 		if d := t.contexts[e.ExecutionContextID]; d != nil && d.url != "" {
 			url = d.url
+		} else if d != nil && t.frames[d.frameID].url != "" {
+			url = t.frames[d.frameID].url
 		}
 		b.mu.Unlock()
 		line := int(a.line) - userscriptFirstLine + 1

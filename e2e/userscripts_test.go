@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// userscriptDir holds the legacy order system's userscripts (fixtures/legacy):
+// orders.user.js gives find_order and add_order_note, start.user.js runs at
+// document-start and gives page_start_order, broken.user.js throws.
+const userscriptDir = "../fixtures/legacy/userscripts"
+
+// userscriptBackends are the two WebMCP backends the userscripts run on.
+var userscriptBackends = []struct {
+	name    string
+	backend string
+	args    []string
+}{
+	{"polyfill", "polyfill", []string{"--backend", "polyfill"}},
+	{"native", "native", []string{"--backend", "native", "--chrome-arg=--enable-features=WebMCP"}},
+}
+
+// TestUserscripts (issue 42): a page with no WebMCP gets the tools of the
+// operator's userscripts, on both backends. find_order runs the site's own
+// function, add_order_note fills in and submits the site's form; the
+// document-start script registered before the site's first script ran; the
+// script that throws is logged with its name, file and error, and hurts
+// nothing else.
+func TestUserscripts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range userscriptBackends {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			base := serveFixtures(t)
+			args := append([]string{"launch", "--headless", "--userscript", userscriptDir}, tc.args...)
+			c := start(t, append(args, base+"/legacy/")...)
+			tools := c.waitFor("the userscripts' tools", func(m map[string]*mcp.Tool) bool {
+				return hasSuffix("find_order", 1)(m) && hasSuffix("add_order_note", 1)(m) && hasSuffix("page_start_order", 1)(m)
+			})
+			find := toolWithSuffix(tools, "find_order")[0]
+			if src := source(t, tools[find]); src["backend"] != tc.backend {
+				t.Errorf("backend = %v, want %s", src["backend"], tc.backend)
+			}
+			if got := c.callOK(find, map[string]any{"id": "a-100"}); !strings.Contains(got, `"customer":"Ada"`) || !strings.Contains(got, `"status":"shipped"`) {
+				t.Errorf("find_order A-100 = %s, want the site's own answer", got)
+			}
+			if res := c.call(find, map[string]any{"id": "Z-9"}); !res.IsError || !strings.Contains(text(res), "no order Z-9") {
+				t.Errorf("find_order Z-9 = %v %q, want the site's error", res.IsError, text(res))
+			}
+			note := toolWithSuffix(tools, "add_order_note")[0]
+			if got := c.callOK(note, map[string]any{"id": "B-200", "note": "call back"}); got != "saved note 1 on B-200" {
+				t.Errorf("add_order_note = %q, want the form's answer", got)
+			}
+			if got := c.callOK(find, map[string]any{"id": "B-200"}); !strings.Contains(got, "call back") {
+				t.Errorf("find_order B-200 after the note = %s", got)
+			}
+			if got := c.callOK(toolWithSuffix(tools, "page_start_order")[0], map[string]any{}); got != "userscript first" {
+				t.Errorf("page_start_order = %q: the document-start script did not run before the site's first script", got)
+			}
+			if !c.stderr.waitFor("a userscript threw", 20*time.Second) {
+				t.Fatal("the throwing userscript was not logged")
+			}
+			log := c.stderr.String()
+			for _, want := range []string{"Legacy orders: broken", "broken.user.js", "broken on purpose"} {
+				if !strings.Contains(log, want) {
+					t.Errorf("the log of the throwing userscript lacks %q", want)
+				}
+			}
+		})
+	}
+}
+
+// TestUserscriptsInspect: inspect --userscript lists a matching page's
+// userscript tools with lint findings like any page's; a page the scripts
+// do not match gets none of them (it settles on its own tools). On both
+// backends.
+func TestUserscriptsInspect(t *testing.T) {
+	t.Parallel()
+	for _, tc := range userscriptBackends {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			base := serveFixtures(t)
+			args := append([]string{"--userscript", userscriptDir}, tc.args...)
+			rep := inspect(t, 0, append(args, base+"/legacy/")...)
+			var got []string
+			for _, tl := range rep.Tools {
+				got = append(got, tl.Name)
+				if !strings.HasSuffix(tl.Routed, "_"+tl.Name) {
+					t.Errorf("%s is routed as %q", tl.Name, tl.Routed)
+				}
+			}
+			slices.Sort(got)
+			if want := []string{"add_order_note", "find_order", "page_start_order"}; !slices.Equal(got, want) {
+				t.Errorf("inspect listed %v, want %v", got, want)
+			}
+			if rep.Errors != 0 {
+				t.Errorf("inspect found %d errors: %+v", rep.Errors, rep.Findings)
+			}
+			other := inspect(t, 0, append(args, base+"/current/")...)
+			for _, tl := range other.Tools {
+				if strings.Contains(tl.Name, "order") {
+					t.Errorf("a page the userscripts do not match got %s", tl.Name)
+				}
+			}
+			if len(other.Tools) == 0 {
+				t.Error("the page's own tools are missing")
+			}
+		})
+	}
+}
+
+// TestUserscriptsRefused: a userscript that asks for a userscript manager's
+// API is refused at start, exit status 2, naming the grant; so is a file
+// that is not a userscript. No browser starts.
+func TestUserscriptsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	gm := filepath.Join(dir, "gm.user.js")
+	os.WriteFile(gm, []byte("// ==UserScript==\n// @name GM\n// @match *://*/*\n// @grant GM_setValue\n// ==/UserScript==\nGM_setValue('a', 1);\n"), 0o644)
+	plain := filepath.Join(dir, "plain.js")
+	os.WriteFile(plain, []byte("console.log('hi');\n"), 0o644)
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"launch GM grant", []string{"launch", "--headless", "--userscript", gm}, "@grant GM_setValue is refused"},
+		{"inspect GM grant", []string{"inspect", "--userscript", gm, "http://127.0.0.1:1/"}, "@grant GM_setValue is refused"},
+		{"attach not a userscript", []string{"attach", "--browser-url", "http://127.0.0.1:1", "--userscript", plain}, "is not a userscript"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, stderr, code := runCommand(t, ciCommand(tt.args...))
+			if code != 2 || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, stderr, tt.want)
+			}
+		})
+	}
+}
