@@ -277,3 +277,45 @@ func jsonArray(raw []byte) bool {
 	t := bytes.TrimLeft(raw, " \t\r\n")
 	return len(t) > 0 && t[0] == '[' && json.Valid(raw)
 }
+
+// stripDeclMeta drops from a page server's declaration (a resource,
+// resource template or prompt, as JSON) the _meta keys a page may not set,
+// and returns the declaration and the keys it dropped. A declaration it
+// leaves whole keeps the page's bytes.
+func stripDeclMeta(raw json.RawMessage) (json.RawMessage, []string) {
+	var decl map[string]json.RawMessage
+	if json.Unmarshal(raw, &decl) != nil || len(decl["_meta"]) == 0 {
+		return raw, nil
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(decl["_meta"], &meta) != nil {
+		return raw, nil
+	}
+	var dropped []string
+	for k := range meta {
+		if ReservedMetaKey(k) {
+			dropped = append(dropped, k)
+		}
+	}
+	if len(dropped) == 0 {
+		return raw, nil
+	}
+	slices.Sort(dropped)
+	for _, k := range dropped {
+		delete(meta, k)
+	}
+	delete(decl, "_meta")
+	if len(meta) > 0 {
+		decl["_meta"], _ = json.Marshal(meta)
+	}
+	out, err := json.Marshal(decl)
+	if err != nil {
+		return raw, nil
+	}
+	return out, dropped
+}
+
+// declDropped words the reserved _meta keys dropped from a declaration.
+func declDropped(what, name string, keys []string) string {
+	return fmt.Sprintf("%s %q: its _meta keys %s were dropped (reserved to MCP or webmcp-cdp)", what, trunc(name), strings.Join(keys, ", "))
+}

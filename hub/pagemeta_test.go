@@ -243,3 +243,54 @@ func TestResultCarries(t *testing.T) {
 		})
 	}
 }
+
+// TestDeclarationsCarry: a page server's resources, templates and prompts
+// keep their title, icons, annotations and _meta as declared, less the
+// _meta keys a page may not set, which are dropped and refused with the
+// page named; a declaration without such keys keeps its bytes.
+func TestDeclarationsCarry(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, decl, want, refused string
+	}{
+		{"kept as declared",
+			`{"uri":"cart://a","name":"a","title":"Cart","icons":[{"src":"https://a.example/i.png"}],"annotations":{"audience":["user"],"priority":0.5},"_meta":{"ui":{"csp":{"connectDomains":["https://api.example"]}}}}`,
+			`{"uri":"cart://a","name":"a","title":"Cart","icons":[{"src":"https://a.example/i.png"}],"annotations":{"audience":["user"],"priority":0.5},"_meta":{"ui":{"csp":{"connectDomains":["https://api.example"]}}}}`, ""},
+		{"forged keys dropped",
+			`{"uri":"cart://a","name":"a","_meta":{"io.modelcontextprotocol/x":1,"webmcp-cdp/source":{},"ui":{"prefersBorder":true}}}`,
+			`{"_meta":{"ui":{"prefersBorder":true}},"name":"a","uri":"cart://a"}`,
+			`resource "cart://a": its _meta keys io.modelcontextprotocol/x, webmcp-cdp/source were dropped (reserved to MCP or webmcp-cdp)`},
+		{"only forged keys", `{"uri":"cart://a","name":"a","_meta":{"io.modelcontextprotocol/x":1}}`, `{"name":"a","uri":"cart://a"}`,
+			"its _meta keys io.modelcontextprotocol/x were dropped"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := hub.New(&fakeBrowser{}, hub.Options{})
+			h.TabOpened("T1", "http://127.0.0.1:8080/", "shop")
+			src := psSource("T1", "doc1#mcpb:t:mcp-default")
+			prompt := strings.Replace(strings.Replace(tt.decl, `"uri":"cart://a",`, "", 1), `"name":"a"`, `"name":"help"`, 1)
+			h.SetServerCatalog(src, core.PageServer{ID: "t:mcp-default", Channel: "mcp-default", Kind: "tab"},
+				[]core.Resource{{URI: "cart://a", Name: "a", Raw: json.RawMessage(tt.decl)}}, nil,
+				[]core.Prompt{{Name: "help", Raw: json.RawMessage(prompt)}})
+			rs, _, ps := h.ServerCatalog()
+			if len(rs) != 1 || len(ps) != 1 {
+				t.Fatalf("catalog: %d resources, %d prompts", len(rs), len(ps))
+			}
+			if got := string(rs[0].Resource.Raw); got != tt.want {
+				t.Errorf("resource = %s, want %s", got, tt.want)
+			}
+			if strings.Contains(string(ps[0].Prompt.Raw), "io.modelcontextprotocol") {
+				t.Errorf("prompt = %s, kept a reserved key", ps[0].Prompt.Raw)
+			}
+			refused, _ := h.Refusals(0)
+			var found bool
+			for _, r := range refused {
+				found = found || strings.Contains(r.Detail, tt.refused) && r.URL == src.URL
+			}
+			if tt.refused == "" && len(refused) > 0 || tt.refused != "" && !found {
+				t.Errorf("refusals = %v, want one with %q", refused, tt.refused)
+			}
+		})
+	}
+}

@@ -99,6 +99,10 @@ func (h *Hub) SetServerCatalog(src core.Source, server core.PageServer, res []co
 		case !absoluteURI(r.URI):
 			refuse("resource %q: its URI is not an absolute URI of at most %d bytes", trunc(r.URI), MaxOriginalURI)
 		default:
+			var dropped []string
+			if r.Raw, dropped = stripDeclMeta(r.Raw); dropped != nil {
+				refused = append(refused, declDropped("resource", r.URI, dropped))
+			}
 			c.resources = append(c.resources, r)
 		}
 	}
@@ -109,6 +113,10 @@ func (h *Hub) SetServerCatalog(src core.Source, server core.PageServer, res []co
 		case len(t.Raw) > maxDeclBytes || t.URITemplate == "" || len(t.URITemplate) > MaxOriginalURI:
 			refuse("resource template %q: empty or over the size limits", trunc(t.URITemplate))
 		default:
+			var dropped []string
+			if t.Raw, dropped = stripDeclMeta(t.Raw); dropped != nil {
+				refused = append(refused, declDropped("resource template", t.URITemplate, dropped))
+			}
 			c.templates = append(c.templates, t)
 		}
 	}
@@ -123,6 +131,10 @@ func (h *Hub) SetServerCatalog(src core.Source, server core.PageServer, res []co
 			refuse("prompt %q: its name is empty, over 128 bytes or used twice", trunc(p.Name))
 		default:
 			seen[p.Name] = true
+			var dropped []string
+			if p.Raw, dropped = stripDeclMeta(p.Raw); dropped != nil {
+				refused = append(refused, declDropped("prompt", p.Name, dropped))
+			}
 			c.prompts = append(c.prompts, p)
 		}
 	}

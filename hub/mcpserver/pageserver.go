@@ -431,7 +431,8 @@ func (s *Server) listPageTools(ctx context.Context, p *pageSession) {
 }
 
 // coreTool turns a page server's tool into the hub's form, with the
-// annotations ann as the server gave them (pagePeek). annotations.cache
+// annotations ann as the server gave them (pagePeek), and its
+// outputSchema, icons and _meta (carried.go). annotations.cache
 // counts only from a server that declared browser.cacheSupported, as
 // MCP-B has it; from another it is left out, and the tool is not cached.
 func coreTool(t *mcp.Tool, ann map[string]any, cacheSupported bool) core.Tool {
@@ -452,5 +453,6 @@ func coreTool(t *mcp.Tool, ann map[string]any, cacheSupported bool) core.Tool {
 		out.Title, _ = ann["title"].(string)
 	}
 	out.Description = strings.TrimSpace(out.Description)
+	carriedFrom(&out, t)
 	return out
 }

@@ -232,7 +232,12 @@ func (s *Server) readPageResource(ctx context.Context, req *mcp.ReadResourceRequ
 	if size > maxReadBytes {
 		return nil, fmt.Errorf("the resource %s is %d bytes, over the limit of %d", req.Params.URI, size, maxReadBytes)
 	}
-	res.Meta = sourceMeta(res.Meta, core.ServerProvenance{Name: orig, Origin: p.src.Origin, URL: p.src.URL,
+	for _, c := range res.Contents {
+		if c != nil {
+			c.Meta = stripPageMeta(c.Meta, "a resource's contents", p, s.logger)
+		}
+	}
+	res.Meta = sourceMeta(stripPageMeta(res.Meta, "a resource read", p, s.logger), core.ServerProvenance{Name: orig, Origin: p.src.Origin, URL: p.src.URL,
 		Tab: s.hub.TabNumber(p.src.Tab), Backend: core.BackendMCPB, Channel: p.server.Channel, Kind: p.server.Kind})
 	return res, nil
 }
@@ -270,6 +275,7 @@ func (s *Server) getPagePrompt(ctx context.Context, req *mcp.GetPromptRequest) (
 	if raw, _ := json.Marshal(res); len(raw) > maxReadBytes {
 		return nil, fmt.Errorf("the prompt %s is %d bytes, over the limit of %d", req.Params.Name, len(raw), maxReadBytes)
 	}
+	res.Meta = stripPageMeta(res.Meta, "a prompt", p, s.logger)
 	return res, nil
 }
 

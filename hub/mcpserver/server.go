@@ -368,8 +368,9 @@ func safeSchema(name string, schema json.RawMessage, logger *slog.Logger) json.R
 // made one the MCP SDK accepts (a JSON object of type "object"; a bad one is
 // logged to logger, which may be nil), the provenance in
 // _meta["webmcp-cdp/source"], MCP's hints as annotations and the
-// WebMCP-only hints in _meta["webmcp-cdp/annotations"]. The relay lists
-// tools with it too.
+// WebMCP-only hints in _meta["webmcp-cdp/annotations"], beside the page's
+// own outputSchema, icons and _meta (carried.go). The relay lists tools
+// with it too.
 func MCPTool(rt hub.RoutedTool, logger *slog.Logger) *mcp.Tool {
 	if logger == nil {
 		logger = slog.Default()
@@ -405,5 +406,6 @@ func MCPTool(rt hub.RoutedTool, logger *slog.Logger) *mcp.Tool {
 			t.Meta["webmcp-cdp/annotations"] = extra
 		}
 	}
+	carryTo(t, rt.Tool, logger)
 	return t
 }
