@@ -143,3 +143,30 @@ func TestUserscriptsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestUserscriptsAttach: a document already open when attach starts gets
+// the userscripts too (with no reload), and its tools work.
+func TestUserscriptsAttach(t *testing.T) {
+	t.Parallel()
+	base := serveFixtures(t)
+	browserURL := startChrome(t, base+"/legacy/")
+	waitPageLoaded(t, browserURL, "/legacy/")
+	waitTitle(t, browserURL, "Orders (legacy)")
+	c := start(t, "attach", "--browser-url", browserURL, "--userscript", userscriptDir)
+	tools := c.waitFor("the open tab's userscript tools", func(m map[string]*mcp.Tool) bool {
+		return hasSuffix("find_order", 1)(m) && hasSuffix("add_order_note", 1)(m)
+	})
+	if got := c.callOK(toolWithSuffix(tools, "find_order")[0], map[string]any{"id": "B-200"}); !strings.Contains(got, `"customer":"Bob"`) {
+		t.Errorf("find_order B-200 = %s", got)
+	}
+}
+
+// TestUserscriptsSpec: the spec of docs/userscripts.md passes with
+// webmcp-cdp test --userscript.
+func TestUserscriptsSpec(t *testing.T) {
+	t.Parallel()
+	stdout, stderr, code := ciRun(t, "", "test", "--userscript", userscriptDir, "../fixtures/legacy/orders.yaml")
+	if code != 0 || !strings.Contains(stdout, "0 failed") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
