@@ -165,7 +165,7 @@ func TestUserscriptsAttach(t *testing.T) {
 // webmcp-cdp test --userscript.
 func TestUserscriptsSpec(t *testing.T) {
 	t.Parallel()
-	stdout, stderr, code := ciRun(t, "", "test", "--userscript", userscriptDir, "../fixtures/legacy/orders.yaml")
+	stdout, stderr, code := ciRun(t, "", "test", "--userscript", userscriptDir+"/orders.user.js", "../fixtures/legacy/orders.yaml")
 	if code != 0 || !strings.Contains(stdout, "0 failed") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
