@@ -204,21 +204,9 @@ func (e *oauthEdge) needOf(r *http.Request) (oauth.Need, error) {
 // needOfBody reads the messages of a POST body. A body that does not
 // parse needs ReadScope only: the handler refuses it without acting.
 func (e *oauthEdge) needOfBody(body []byte) oauth.Need {
-	var msgs []rpcPeek
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		if unmarshalExact(trimmed, &msgs) != nil {
-			msgs = nil
-		}
-	} else {
-		var m rpcPeek
-		if unmarshalExact(trimmed, &m) == nil {
-			msgs = []rpcPeek{m}
-		}
-	}
 	n := oauth.Need{Scopes: []string{e.read}}
 	var ops []string
-	for _, m := range msgs {
+	for _, m := range peekMessages(body) {
 		op, call := e.classify(m)
 		ops = append(ops, op)
 		if call {
@@ -233,6 +221,24 @@ func (e *oauthEdge) needOfBody(body []byte) oauth.Need {
 		n.Scopes = []string{e.call} // the read scope is not asked as well
 	}
 	return n
+}
+
+// peekMessages reads the messages of a POST body: one, or a batch; none
+// when it does not parse.
+func peekMessages(body []byte) []rpcPeek {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		var msgs []rpcPeek
+		if unmarshalExact(trimmed, &msgs) != nil {
+			return nil
+		}
+		return msgs
+	}
+	var m rpcPeek
+	if unmarshalExact(trimmed, &m) != nil {
+		return nil
+	}
+	return []rpcPeek{m}
 }
 
 // classify names one message's operation and says whether it needs

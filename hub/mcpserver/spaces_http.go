@@ -1,15 +1,18 @@
 package mcpserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/internal/oauth"
 )
@@ -81,10 +84,48 @@ type spacesEdge struct {
 }
 
 // serveMCP serves a request to /mcp with its person's space's MCP handler.
+// A request that keeps the space awake counts as in flight until answered
+// (SpaceActivity).
 func (e *spacesEdge) serveMCP(w http.ResponseWriter, r *http.Request) {
-	if s := e.space(w, r, true); s != nil {
-		s.spaceHandlers(e).mcp.ServeHTTP(w, r)
+	s := e.space(w, r, true)
+	if s == nil {
+		return
 	}
+	h := s.spaceHandlers(e)
+	if keepsAwake(r, e.opts.MaxBodyBytes) {
+		h.begin()
+		defer h.end()
+	}
+	h.mcp.ServeHTTP(w, r)
+}
+
+// keepsAwake says whether r keeps its space from closing for idleness
+// while in flight: a POST, such as a long tool call or a first tools/list
+// held until the start pages settle, unless it is only a
+// subscriptions/listen, whose event stream stays open for as long as the
+// client listens (a client that only listens is idle). A GET (the event
+// stream before MCP 2026-07-28) or a DELETE does not. The body, read
+// (bounded by max) and put back, was read by the OAuth guard already.
+func keepsAwake(r *http.Request, max int64) bool {
+	if r.Method != http.MethodPost {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	if err != nil {
+		return true
+	}
+	msgs := peekMessages(body)
+	for _, m := range msgs {
+		var method string
+		if unmarshalExact(m.Method, &method) != nil || method != "subscriptions/listen" {
+			return true
+		}
+	}
+	return len(msgs) == 0
 }
 
 // serveStatus serves the status page of the person's space.
@@ -141,11 +182,39 @@ func unavailable(w http.ResponseWriter, rpc bool, msg string) {
 }
 
 // spaceHandlers is a Server's HTTP handlers in spaces mode, built at its
-// space's first request and dropped with it.
+// space's first request and dropped with it, and its requests in flight.
 type spaceHandlers struct {
 	once   sync.Once
 	mcp    http.Handler
 	status *statusHandler
+
+	mu       sync.Mutex
+	inFlight int       // requests that keep the space awake, in flight
+	lastEnd  time.Time // when the last of them was answered
+}
+
+// begin and end bracket a request that keeps the space awake.
+func (h *spaceHandlers) begin() {
+	h.mu.Lock()
+	h.inFlight++
+	h.mu.Unlock()
+}
+
+func (h *spaceHandlers) end() {
+	h.mu.Lock()
+	h.inFlight--
+	h.lastEnd = time.Now()
+	h.mu.Unlock()
+}
+
+// SpaceActivity says, in spaces mode, whether a request that keeps s's
+// space awake (see keepsAwake) is in flight, and when the last one was
+// answered: a space is idle only with none in flight, counting from the
+// later of its last request's arrival and lastEnd.
+func (s *Server) SpaceActivity() (busy bool, lastEnd time.Time) {
+	s.space.mu.Lock()
+	defer s.space.mu.Unlock()
+	return s.space.inFlight > 0, s.space.lastEnd
 }
 
 // spaceHandlers returns s's handlers in spaces mode, built once, by the

@@ -307,8 +307,9 @@ func (ss *Spaces) spaceOptions(id string, log *slog.Logger) (*Options, error) {
 	return &o, nil
 }
 
-// watch waits until sp has had no request for SpacesOptions.Idle, its
-// browser is lost, or the spaces end, and says which.
+// watch waits until sp has had no request for SpacesOptions.Idle (none
+// arrived, none in flight, none answered), its browser is lost, or the
+// spaces end, and says which.
 func (ss *Spaces) watch(sp *space) string {
 	t := time.NewTimer(ss.so.Idle)
 	defer t.Stop()
@@ -318,9 +319,17 @@ func (ss *Spaces) watch(sp *space) string {
 			t.Reset(ss.so.Idle)
 		case <-t.C:
 			// Decided and dropped at once: a request that touched sp
-			// before keeps it, one after opens a new space.
+			// before keeps it, one after opens a new space. A request in
+			// flight (a long call, a first list held for the start
+			// pages) keeps it too, and idleness counts from its answer.
+			busy, answered := sp.s.Server.SpaceActivity()
 			ss.mu.Lock()
 			left := ss.so.Idle - time.Since(sp.used)
+			if busy {
+				left = ss.so.Idle
+			} else if !answered.IsZero() {
+				left = max(left, ss.so.Idle-time.Since(answered))
+			}
 			if left <= 0 {
 				ss.dropLocked(sp)
 			}
