@@ -131,11 +131,14 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 
 // waitFor reports whether sub appears in the buffer within d, waking on
 // each write rather than polling.
-func (s *syncBuffer) waitFor(sub string, d time.Duration) bool {
+func (s *syncBuffer) waitFor(sub string, d time.Duration) bool { return s.waitForN(sub, 1, d) }
+
+// waitForN reports whether sub appears n times in the buffer within d.
+func (s *syncBuffer) waitForN(sub string, n int, d time.Duration) bool {
 	deadline := time.After(d)
 	for {
 		s.mu.Lock()
-		if strings.Contains(s.b.String(), sub) {
+		if strings.Count(s.b.String(), sub) >= n {
 			s.mu.Unlock()
 			return true
 		}

@@ -103,6 +103,11 @@ func (s *urlSpotter) String() string { return s.buf.String() }
 // syncBuffer.waitFor).
 func (s *urlSpotter) waitFor(sub string, d time.Duration) bool { return s.buf.waitFor(sub, d) }
 
+// waitForN reports whether sub appears n times within d.
+func (s *urlSpotter) waitForN(sub string, n int, d time.Duration) bool {
+	return s.buf.waitForN(sub, n, d)
+}
+
 // bearer adds a token to every request.
 type bearer struct {
 	token string

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,7 +23,8 @@ import (
 // reach them.
 
 // spacesSite serves /team/ (sign_in, whoami) and /private/ (private_count:
-// the calls that reached this page).
+// the calls that reached this page; a cached tool, listed while its page
+// is closed).
 func spacesSite(t *testing.T) string {
 	t.Helper()
 	mux := http.NewServeMux()
@@ -42,7 +44,7 @@ mc.registerTool({name: 'whoami', description: 'Who is signed in to the team site
 	mux.HandleFunc("/private/", page(`
 let calls = 0;
 mc.registerTool({name: 'private_count', description: 'Count the calls that reached this page.',
-  inputSchema: {type: 'object', properties: {}},
+  inputSchema: {type: 'object', properties: {}}, annotations: {cache: true},
   execute: () => String(++calls)});`))
 	return serveHandler(t, mux)
 }
@@ -222,7 +224,10 @@ func TestSpacesPerPerson(t *testing.T) {
 
 // TestSpacesBounds: past --max-spaces a newcomer gets 503 with Retry-After
 // and no space is closed for them; a space idle for --space-idle closes
-// (its context with it) and the newcomer gets in.
+// (its context with it) and the newcomer gets in, seeing none of the
+// first person's tabs, tools or titles on their status page; the first
+// person, back later, has the tools of the tab they had opened at once,
+// under the same names, from their own cached tools.
 func TestSpacesBounds(t *testing.T) {
 	t.Parallel()
 	site := spacesSite(t)
@@ -231,6 +236,12 @@ func TestSpacesBounds(t *testing.T) {
 	hub := startSpacesHub(t, as, "attach", "--browser-url", chrome, "--max-spaces", "1", "--space-idle", "3s", site+"/team/")
 	alice := hub.person(t, "alice")
 	listedTool(alice, "whoami")
+	alice.callOK("webmcp_open_tab", map[string]any{"url": site + "/private/"})
+	private := listedTool(alice, "private_count")
+	alice.callOK(private, map[string]any{})
+	if page := hub.statusPage(t, "alice"); !strings.Contains(page, `<td class="title">/private/</td>`) {
+		t.Errorf("Alice's status page does not show her tab's title:\n%s", page)
+	}
 
 	resp, body, err := hub.initialize(as.token(t, as.Issuer, "bob", "webmcp:read webmcp:call", hub.endpoint))
 	if err != nil {
@@ -253,6 +264,44 @@ func TestSpacesBounds(t *testing.T) {
 	if got := bob.callOK(listedTool(bob, "whoami"), map[string]any{}); got != "-/-" {
 		t.Errorf("Bob's new space shows %q signed in", got)
 	}
+	if got := toolWithSuffix(bob.tools(), "private_count"); len(got) != 0 {
+		t.Errorf("Bob lists Alice's cached tool: %v", got)
+	}
+	if page := hub.statusPage(t, "bob"); strings.Contains(page, "private") {
+		t.Errorf("Bob's status page shows Alice's tab or tool:\n%s", page)
+	}
+
+	// Bob stops too; Alice comes back with a new client.
+	if !hub.logs.waitForN("space closed", 2, 30*time.Second) {
+		t.Fatalf("Bob's idle space did not close:\n%s", hub.logs.String())
+	}
+	back := hub.person(t, "alice")
+	if got := toolWithSuffix(back.tools(), "private_count"); len(got) != 1 || got[0] != private {
+		t.Fatalf("Alice's first list when back has %v, want her cached %s at once", got, private)
+	}
+	if got := back.callOK(private, map[string]any{}); got != "1" {
+		t.Errorf("Alice's cached tool, called when back: %q, want 1 (its page opened afresh)", got)
+	}
+}
+
+// statusPage GETs the status page of who's space, with their token.
+func (h *spacesHub) statusPage(t *testing.T, who string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(h.endpoint, "mcp"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+h.as.token(t, h.as.Issuer, who, "webmcp:read webmcp:call", h.endpoint))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s's status page: %s %v\n%s", who, resp.Status, err, b)
+	}
+	return string(b)
 }
 
 // treeMemory sums the proportional set size (PSS: shared pages split
