@@ -480,6 +480,9 @@ func (h *hitl) wait(ctx context.Context, cr clientRequest, pc *pendingCall) (out
 		pc.mu.Unlock()
 	}()
 	defer pc.progress.target(nil, nil, nil)
+	// Before the ticker: a heartbeat says at least the seconds it ticked
+	// (taken after, a loaded machine made the first one say 0.99 s).
+	start := time.Now()
 	if cr.token != nil && cr.session != nil {
 		// A heartbeat to the client while the page works, not a poll: the
 		// result and dialogs arrive on their channels.
@@ -487,7 +490,6 @@ func (h *hitl) wait(ctx context.Context, cr clientRequest, pc *pendingCall) (out
 		defer t.Stop()
 		tick = t.C
 	}
-	start := time.Now()
 	for {
 		select {
 		case o := <-pc.done:
