@@ -575,7 +575,14 @@ function installForms() {
         if (call(eventPhase, this) === 0) throw domError('InvalidStateError', "Failed to execute 'respondWith' on 'SubmitEvent': the event is no longer being dispatched.");
         if (!call(eventDefaultPrevented, this)) throw domError('InvalidStateError', "Failed to execute 'respondWith' on 'SubmitEvent': To call respondWith, you must first call preventDefault.");
         if (exec.responded) throw domError('InvalidStateError', "Failed to execute 'respondWith' on 'SubmitEvent': respondWith was already called.");
-        exec.responded = PromiseResolve(agentResponse);
+        // WebIDL turns the argument into a promise of the browser's that
+        // follows the page's, and the browser reacts to it at once: a
+        // rejection is the call's outcome, never an unhandled rejection in
+        // the page, even when the call ended before settle() reads it (a
+        // reset or an abort during the submit event, a cancellation).
+        const responded = PromiseResolve(agentResponse);
+        then(responded, undefined, () => {});
+        exec.responded = responded;
       } }.respondWith,
     },
   });
