@@ -78,8 +78,9 @@ func TestUserscripts(t *testing.T) {
 
 // TestUserscriptsInspect: inspect --userscript lists a matching page's
 // userscript tools with lint findings like any page's; a page the scripts
-// do not match gets none of them (it settles on its own tools). On both
-// backends.
+// do not match gets none of them (it settles on its own tools); in a page
+// that frames the order page, the @noframes script runs in the top
+// document alone and the other in the frame. On both backends.
 func TestUserscriptsInspect(t *testing.T) {
 	t.Parallel()
 	for _, tc := range userscriptBackends {
@@ -87,20 +88,22 @@ func TestUserscriptsInspect(t *testing.T) {
 			t.Parallel()
 			base := serveFixtures(t)
 			args := append([]string{"--userscript", userscriptDir}, tc.args...)
-			rep := inspect(t, 0, append(args, base+"/legacy/")...)
-			var got []string
-			for _, tl := range rep.Tools {
-				got = append(got, tl.Name)
-				if !strings.HasSuffix(tl.Routed, "_"+tl.Name) {
-					t.Errorf("%s is routed as %q", tl.Name, tl.Routed)
+			for _, page := range []string{"/legacy/", "/legacy/framed.html"} {
+				rep := inspect(t, 0, append(args, base+page)...)
+				var got []string
+				for _, tl := range rep.Tools {
+					got = append(got, tl.Name)
+					if !strings.HasSuffix(tl.Routed, "_"+tl.Name) {
+						t.Errorf("%s: %s is routed as %q", page, tl.Name, tl.Routed)
+					}
 				}
-			}
-			slices.Sort(got)
-			if want := []string{"add_order_note", "find_order", "page_start_order"}; !slices.Equal(got, want) {
-				t.Errorf("inspect listed %v, want %v", got, want)
-			}
-			if rep.Errors != 0 {
-				t.Errorf("inspect found %d errors: %+v", rep.Errors, rep.Findings)
+				slices.Sort(got)
+				if want := []string{"add_order_note", "find_order", "page_start_order"}; !slices.Equal(got, want) {
+					t.Errorf("inspect %s listed %v, want %v", page, got, want)
+				}
+				if rep.Errors != 0 {
+					t.Errorf("inspect %s found %d errors: %+v", page, rep.Errors, rep.Findings)
+				}
 			}
 			other := inspect(t, 0, append(args, base+"/current/")...)
 			for _, tl := range other.Tools {
