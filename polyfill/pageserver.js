@@ -197,8 +197,25 @@ function mcpbOnMessage(ev) {
   let text;
   try { text = JSONstringify(mcpbWithTime(id, payload)); } catch { mcpbDrop('malformed'); return; }
   if (typeof text !== 'string') { mcpbDrop('malformed'); return; }
-  if (text.length > MCPB_MAX_MESSAGE) { mcpbDrop('size'); return; }
+  if (text.length > MCPB_MAX_MESSAGE) {
+    mcpbDrop('size');
+    const answer = mcpbTooLarge(payload, text.length);
+    if (answer !== undefined) mcpbEnqueue({ __proto__: null, t: 'msg', s: id, d: answer });
+    return;
+  }
   mcpbEnqueue({ __proto__: null, t: 'msg', s: id, d: text });
+}
+
+// mcpbTooLarge returns, for an answer of the server over MCPB_MAX_MESSAGE
+// characters, an error answer to the same request that says so (JSON), so
+// that Go's request fails at once and says why rather than waiting for an
+// answer that was dropped; undefined for a message that answers nothing.
+function mcpbTooLarge(payload, length) {
+  if (!hasOwn(payload, 'id') || hasOwn(payload, 'method')) return undefined;
+  const rid = payload.id;
+  if (!(typeof rid === 'number' || (typeof rid === 'string' && rid.length <= 128))) return undefined;
+  return JSONstringify({ __proto__: null, jsonrpc: '2.0', id: rid, error: { __proto__: null, code: -32603,
+    message: `the page server's answer is ${length} characters of JSON, over the limit of ${MCPB_MAX_MESSAGE} per message; it was dropped` } });
 }
 
 // mcpbWithTime returns the answer to a timed tools/call (mcpbTimed) with
