@@ -275,23 +275,24 @@ func TestRemoteRefusedToken(t *testing.T) {
 // SDK sees them.
 func TestRemoteToolChecks(t *testing.T) {
 	tests := []struct {
-		raw string
-		ok  bool
+		raw        string
+		ok, output bool // output: the output schema is kept
 	}{
-		{`{"name":"a_b","inputSchema":{"type":"object"}}`, true},
-		{`{"name":"a_b","inputSchema":{"type":"object"},"outputSchema":{"type":"string"}}`, true},
-		{`{"name":"","inputSchema":{"type":"object"}}`, false},
-		{`{"name":"a","inputSchema":{"type":"array"}}`, false},
-		{`{"name":"a"}`, false},
-		{`[1]`, false},
+		{`{"name":"a_b","inputSchema":{"type":"object"}}`, true, false},
+		{`{"name":"a_b","inputSchema":{"type":"object"},"outputSchema":{"type":"string"}}`, true, false},
+		{`{"name":"a_b","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"n":{"type":"integer"}}},"_meta":{"ui":{"resourceUri":"ui://a"}}}`, true, true},
+		{`{"name":"","inputSchema":{"type":"object"}}`, false, false},
+		{`{"name":"a","inputSchema":{"type":"array"}}`, false, false},
+		{`{"name":"a"}`, false, false},
+		{`[1]`, false, false},
 	}
 	for _, tt := range tests {
 		tool, err := remoteTool(json.RawMessage(tt.raw))
 		if (err == nil) != tt.ok {
 			t.Errorf("remoteTool(%s) = %v, want ok=%v", tt.raw, err, tt.ok)
 		}
-		if err == nil && tool.OutputSchema != nil {
-			t.Errorf("remoteTool(%s) kept the output schema", tt.raw)
+		if err == nil && (tool.OutputSchema != nil) != tt.output {
+			t.Errorf("remoteTool(%s) has output schema %v, want it kept: %v", tt.raw, tool.OutputSchema, tt.output)
 		}
 	}
 }

@@ -143,9 +143,12 @@ func remoteTool(raw json.RawMessage) (*mcp.Tool, error) {
 	if !ok || schema["type"] != "object" {
 		return nil, fmt.Errorf("the tool %q has no object input schema", t.Name)
 	}
-	// Page tools declare no output schema; a stray one would make the SDK
-	// check page results against it.
-	t.OutputSchema = nil
+	// A page server's tool may declare an output schema (the browser's hub
+	// admitted it and checks the results against it); one that is not an
+	// object schema would make clients refuse the whole list, so it goes.
+	if out, ok := t.OutputSchema.(map[string]any); !ok || out["type"] != "object" {
+		t.OutputSchema = nil
+	}
 	if err := mcpserver.CheckTool(&t); err != nil {
 		return nil, err
 	}
