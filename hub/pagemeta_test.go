@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -293,4 +294,56 @@ func TestDeclarationsCarry(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCarried: whatever a page puts in a tool's outputSchema, _meta and
+// icons and in a result, the hub does not panic, no admitted tool or
+// outcome keeps a _meta key a page may not set, and what it keeps is JSON
+// of the right shape.
+func FuzzCarried(f *testing.F) {
+	for _, s := range []struct{ out, meta, icons, result string }{
+		{`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`, `{"ui":{"resourceUri":"ui://a"},"io.modelcontextprotocol/x":1}`, `[{"src":"https://a.example/i.png"}]`, `{"content":[],"structuredContent":{"n":1},"_meta":{"webmcp-cdp/x":1,"k":2}}`},
+		{`{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`, `{"MCP.dev/x":1}`, `[{"src":"javascript:x"},1,null]`, `{"n":"x"}`},
+		{`[]`, `[]`, `{}`, `{"content":[{"type":"text","text":"t"}],"structuredContent":[1]}`},
+		{``, ``, ``, `not json`},
+	} {
+		f.Add(s.out, s.meta, s.icons, s.result)
+	}
+	f.Fuzz(func(t *testing.T, out, meta, icons, result string) {
+		b := &fakeBrowser{respond: func(context.Context, invocation) (core.Result, error) {
+			return core.Result{Kind: core.KindJSON, Value: result}, nil
+		}}
+		h := hub.New(b, hub.Options{Logger: slog.New(slog.DiscardHandler)})
+		tl := core.Tool{Name: "t", Description: "d"}
+		for _, f := range []struct {
+			dst *json.RawMessage
+			v   string
+		}{{&tl.OutputSchema, out}, {&tl.Meta, meta}, {&tl.Icons, icons}} {
+			if f.v != "" {
+				*f.dst = json.RawMessage(f.v)
+			}
+		}
+		h.Update(mkDoc("a", "A", origin), []core.Tool{tl}, nil)
+		if rt, ok := h.Tool(site + "_t"); ok {
+			var m map[string]json.RawMessage
+			if len(rt.Tool.Meta) > 0 && json.Unmarshal(rt.Tool.Meta, &m) != nil {
+				t.Fatalf("admitted _meta %s is not an object", rt.Tool.Meta)
+			}
+			for k := range m {
+				if hub.ReservedMetaKey(k) {
+					t.Fatalf("admitted _meta keeps %q", k)
+				}
+			}
+			var ic []json.RawMessage
+			if len(rt.Tool.Icons) > 0 && (json.Unmarshal(rt.Tool.Icons, &ic) != nil || len(ic) > hub.MaxIcons) {
+				t.Fatalf("admitted icons %s", rt.Tool.Icons)
+			}
+		}
+		o := h.Call(context.Background(), site+"_t", nil)
+		for k := range o.Meta {
+			if hub.ReservedMetaKey(k) {
+				t.Fatalf("the outcome's _meta keeps %q", k)
+			}
+		}
+	})
 }
