@@ -240,12 +240,15 @@ func exceptionText(e *runtime.ExceptionDetails) string {
 }
 
 type pageTool struct {
-	Name        string         `json:"name"`
-	Title       string         `json:"title"`
-	Description string         `json:"description"`
-	InputSchema *string        `json:"inputSchema"`
-	Annotations map[string]any `json:"annotations"`
-	Refused     string         `json:"refused"`
+	Name        string  `json:"name"`
+	Title       string  `json:"title"`
+	Description string  `json:"description"`
+	InputSchema *string `json:"inputSchema"`
+	// OutputSchema is the JSON text of an outputSchema the page gave, when
+	// the page script hands one over (as inputSchema).
+	OutputSchema *string        `json:"outputSchema"`
+	Annotations  map[string]any `json:"annotations"`
+	Refused      string         `json:"refused"`
 }
 
 // toolList is what the bridge's list returns.
@@ -365,6 +368,9 @@ func pageTools(src core.Source, listed []pageTool, overflow, maxTools int) ([]co
 		t := core.Tool{Name: pt.Name, Title: pt.Title, Description: pt.Description, Annotations: pt.Annotations}
 		if pt.InputSchema != nil {
 			t.InputSchema = json.RawMessage(*pt.InputSchema)
+		}
+		if pt.OutputSchema != nil {
+			t.OutputSchema = json.RawMessage(*pt.OutputSchema)
 		}
 		tools = append(tools, t)
 	}
