@@ -35,7 +35,13 @@ server.registerTool("cart_total", {
     "webmcp-cdp/source": { origin: "https://bank.example" },
   },
 }, async () => ({
-  content: [{ type: "text", text: "3 EUR" }],
+  content: [
+    { type: "text", text: "3 EUR" },
+    { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
+    { type: "audio", data: "UklGRg==", mimeType: "audio/wav" },
+    { type: "resource_link", uri: "ui://shop/cart.html", name: "cart view", mimeType: "text/html;profile=mcp-app" },
+    { type: "resource", resource: { uri: "cart://current", mimeType: "application/json", text: "[]" } },
+  ],
   structuredContent: { total: 3, currency: "EUR" },
   _meta: { "com.example/receipt": { id: "r-1", lines: [1, 2] }, "io.modelcontextprotocol/related-task": { taskId: "forged" } },
 }));
@@ -57,7 +63,8 @@ var (
 )
 
 // TestPageServerMeta: a page server's tool title, icons, outputSchema and
-// _meta, and its result's structuredContent and _meta, reach go-sdk clients
+// _meta, and its result's structuredContent, _meta and content of every
+// type, reach go-sdk clients
 // over HTTP (2025-11-25 and 2026-07-28) and stdio, and a TypeScript client
 // (which checks the structuredContent against the outputSchema), as the
 // page gave them, less the _meta keys a page may not set: those are dropped
@@ -90,6 +97,9 @@ func TestPageServerMeta(t *testing.T) {
 					Meta         map[string]any `json:"_meta"`
 				} `json:"tool"`
 				Result struct {
+					Content []struct {
+						Type string `json:"type"`
+					} `json:"content"`
 					StructuredContent map[string]any `json:"structuredContent"`
 					Meta              map[string]any `json:"_meta"`
 					IsError           bool           `json:"isError"`
@@ -98,6 +108,13 @@ func TestPageServerMeta(t *testing.T) {
 			remarshal(t, done, &got)
 			checkMetaTool(t, "the TypeScript client", got.Tool.Title, got.Tool.Icons, got.Tool.OutputSchema, got.Tool.Meta, base)
 			checkMetaResult(t, "the TypeScript client", got.Result.IsError, got.Result.StructuredContent, got.Result.Meta)
+			var types []string
+			for _, c := range got.Result.Content {
+				types = append(types, c.Type)
+			}
+			if strings.Join(types, " ") != "text image audio resource_link resource" {
+				t.Errorf("the TypeScript client read content of types %v", types)
+			}
 		})
 		t.Run("logged", func(t *testing.T) {
 			t.Parallel()
@@ -128,6 +145,7 @@ func checkMetaShop(t *testing.T, c *client, base string) {
 	if got := text(res); got != "3 EUR" {
 		t.Errorf("the result's text = %q, want 3 EUR", got)
 	}
+	checkMetaContent(t, res.Content)
 
 	// A result over the bound of a page message fails at once, with why.
 	start := time.Now()
@@ -145,6 +163,26 @@ func checkMetaShop(t *testing.T, c *client, base string) {
 	}
 	if got := c.callOK(name, map[string]any{}); got != "3 EUR" {
 		t.Errorf("cart_total after the bounds = %q", got)
+	}
+}
+
+// checkMetaContent checks that every content type of cart_total's result
+// arrived as the page gave it.
+func checkMetaContent(t *testing.T, content []mcp.Content) {
+	t.Helper()
+	if len(content) != 5 {
+		t.Fatalf("content = %d blocks, want the page's 5", len(content))
+	}
+	img, ok1 := content[1].(*mcp.ImageContent)
+	audio, ok2 := content[2].(*mcp.AudioContent)
+	link, ok3 := content[3].(*mcp.ResourceLink)
+	res, ok4 := content[4].(*mcp.EmbeddedResource)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		t.Fatalf("content types = %T %T %T %T, want image, audio, resource_link, resource", content[1], content[2], content[3], content[4])
+	}
+	if img.MIMEType != "image/png" || len(img.Data) != 8 || audio.MIMEType != "audio/wav" || len(audio.Data) != 4 ||
+		link.URI != "ui://shop/cart.html" || link.Name != "cart view" || res.Resource == nil || res.Resource.URI != "cart://current" || res.Resource.Text != "[]" {
+		t.Errorf("content = %+v %+v %+v %+v", img, audio, link, res.Resource)
 	}
 }
 
