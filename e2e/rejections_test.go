@@ -11,8 +11,13 @@ import (
 )
 
 // rejectionCases is how many cases fixtures/conformance/rejections.js runs
-// in the page (executeTool's paths); each must run to its end.
+// in the page (executeTool's paths); each must run to its end. The harness
+// adds its result unhandledCase.
 const rejectionCases = 15
+
+// unhandledCase is the last result of every conformance page (harness.js):
+// no unhandled rejection was reported while its cases ran.
+const unhandledCase = "no unhandled rejection while the cases ran"
 
 // rejectionCalls are the calls TestNoUnhandledRejections makes over MCP to
 // the tools of fixtures/conformance/rejections.html, each ending one way.
@@ -94,10 +99,13 @@ func TestNoUnhandledRejections(t *testing.T) {
 			if !ok {
 				t.Fatalf("the page published no results within %s; tab titles: %s", be.stallAfter, tabTitles(c))
 			}
-			if len(rep.Results) != rejectionCases {
-				t.Errorf("the page ran %d cases, want %d", len(rep.Results), rejectionCases)
+			if len(rep.Results) != rejectionCases+1 {
+				t.Errorf("the page has %d results, want %d cases and %q", len(rep.Results), rejectionCases, unhandledCase)
 			}
 			for _, r := range rep.Results {
+				if r.Name == unhandledCase && be.name == "native" {
+					continue // (its known gaps are checked below, in rejections_report's count)
+				}
 				if !r.OK {
 					t.Errorf("%s: %s", r.Name, r.Message)
 				}
