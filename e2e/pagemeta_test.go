@@ -65,8 +65,9 @@ var (
 // TestPageServerMeta: a page server's tool title, icons, outputSchema and
 // _meta, and its result's structuredContent, _meta and content of every
 // type, reach go-sdk clients
-// over HTTP (2025-11-25 and 2026-07-28) and stdio, and a TypeScript client
-// (which checks the structuredContent against the outputSchema), as the
+// over HTTP (2025-11-25 and 2026-07-28) and stdio, and the TypeScript SDK's
+// v1 (2025-11-25) and v2 (2026-07-28) clients (which check the
+// structuredContent against the outputSchema), as the
 // page gave them, less the _meta keys a page may not set: those are dropped
 // and logged with the page. A result or a tools/list over the bound of a
 // page message fails at once with the reason, and the page's other tools
@@ -87,34 +88,11 @@ func TestPageServerMeta(t *testing.T) {
 		}
 		t.Run("typescript", func(t *testing.T) {
 			t.Parallel()
-			n := startNodeClient(t, "the TypeScript SDK v1 client", filepath.Join(npmDir(t), "meta-client.mjs"), endpoint, "_cart_total")
-			done := n.next(t, "done", 60*time.Second)
-			var got struct {
-				Tool struct {
-					Title        string         `json:"title"`
-					Icons        []mcp.Icon     `json:"icons"`
-					OutputSchema map[string]any `json:"outputSchema"`
-					Meta         map[string]any `json:"_meta"`
-				} `json:"tool"`
-				Result struct {
-					Content []struct {
-						Type string `json:"type"`
-					} `json:"content"`
-					StructuredContent map[string]any `json:"structuredContent"`
-					Meta              map[string]any `json:"_meta"`
-					IsError           bool           `json:"isError"`
-				} `json:"result"`
-			}
-			remarshal(t, done, &got)
-			checkMetaTool(t, "the TypeScript client", got.Tool.Title, got.Tool.Icons, got.Tool.OutputSchema, got.Tool.Meta, base)
-			checkMetaResult(t, "the TypeScript client", got.Result.IsError, got.Result.StructuredContent, got.Result.Meta)
-			var types []string
-			for _, c := range got.Result.Content {
-				types = append(types, c.Type)
-			}
-			if strings.Join(types, " ") != "text image audio resource_link resource" {
-				t.Errorf("the TypeScript client read content of types %v", types)
-			}
+			checkMetaNode(t, startNodeClient(t, "the TypeScript SDK v1 client", filepath.Join(npmDir(t), "meta-client.mjs"), endpoint, "_cart_total"), "2025-11-25", base)
+		})
+		t.Run("typescript-v2", func(t *testing.T) {
+			t.Parallel()
+			checkMetaNode(t, startNodeClient(t, "the TypeScript SDK v2 client", filepath.Join(tsClientV2Dir(t), "meta-client.mjs"), endpoint, "_cart_total"), "2026-07-28", base)
 		})
 		t.Run("logged", func(t *testing.T) {
 			t.Parallel()
@@ -128,6 +106,44 @@ func TestPageServerMeta(t *testing.T) {
 		checkMetaShop(t, c, base)
 		checkMetaLog(t, c.stderr.waitFor, base)
 	})
+}
+
+// checkMetaNode checks what a TypeScript client script (meta-client.mjs)
+// read of cart_total, over the protocol revision version (the v1 client
+// prints none: it speaks 2025-11-25).
+func checkMetaNode(t *testing.T, n *nodeClient, version, base string) {
+	t.Helper()
+	done := n.next(t, "done", 60*time.Second)
+	var got struct {
+		Version string `json:"version"`
+		Tool    struct {
+			Title        string         `json:"title"`
+			Icons        []mcp.Icon     `json:"icons"`
+			OutputSchema map[string]any `json:"outputSchema"`
+			Meta         map[string]any `json:"_meta"`
+		} `json:"tool"`
+		Result struct {
+			Content []struct {
+				Type string `json:"type"`
+			} `json:"content"`
+			StructuredContent map[string]any `json:"structuredContent"`
+			Meta              map[string]any `json:"_meta"`
+			IsError           bool           `json:"isError"`
+		} `json:"result"`
+	}
+	remarshal(t, done, &got)
+	if got.Version != "" && got.Version != version {
+		t.Errorf("%s spoke %s, want %s", n.name, got.Version, version)
+	}
+	checkMetaTool(t, n.name, got.Tool.Title, got.Tool.Icons, got.Tool.OutputSchema, got.Tool.Meta, base)
+	checkMetaResult(t, n.name, got.Result.IsError, got.Result.StructuredContent, got.Result.Meta)
+	var types []string
+	for _, c := range got.Result.Content {
+		types = append(types, c.Type)
+	}
+	if strings.Join(types, " ") != "text image audio resource_link resource" {
+		t.Errorf("%s read content of types %v", n.name, types)
+	}
 }
 
 // checkMetaShop checks cart_total's listing and result, and the bounds, as
