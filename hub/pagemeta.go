@@ -37,10 +37,12 @@ const (
 
 // ReservedMetaKey reports whether k is a _meta key a page may not set:
 // one under webmcp-cdp's own prefix (webmcp-cdp/), or under a prefix MCP
-// reserves, whose dot-separated labels include modelcontextprotocol or mcp
-// beside another label (io.modelcontextprotocol/, modelcontextprotocol.io/,
-// tools.mcp.com/), in any letter case. Clients read such keys as said by
-// MCP or by webmcp-cdp, never by a page.
+// reserves, in any letter case. MCP (2025-11-25) reserves the prefixes
+// whose second dot-separated label is modelcontextprotocol or mcp
+// (io.modelcontextprotocol/, dev.mcp/, com.mcp.tools/, but not
+// com.example.mcp/); its earlier wording, such a label followed by another
+// (modelcontextprotocol.io/, tools.mcp.com/), is honoured too. Clients read
+// such keys as said by MCP or by webmcp-cdp, never by a page.
 func ReservedMetaKey(k string) bool {
 	prefix, _, ok := strings.Cut(k, "/")
 	if !ok {
@@ -54,7 +56,8 @@ func ReservedMetaKey(k string) bool {
 	if len(labels) < 2 {
 		return false
 	}
-	return slices.Contains(labels, "modelcontextprotocol") || slices.Contains(labels, "mcp")
+	mcp := func(l string) bool { return l == "modelcontextprotocol" || l == "mcp" }
+	return mcp(labels[1]) || slices.ContainsFunc(labels[:len(labels)-1], mcp)
 }
 
 // StripReservedMeta deletes from m the keys a page may not set

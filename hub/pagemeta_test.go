@@ -37,6 +37,9 @@ func TestReservedMetaKey(t *testing.T) {
 		{"com.example/x", false},
 		{"mcp/x", false}, // a single label is not one of MCP's prefixes
 		{"mcpish.dev/x", false},
+		{"com.mcp.tools/x", true},
+		{"org.modelcontextprotocol.api/x", true},
+		{"com.example.mcp/x", false},       // MCP's own example: the second label is example
 		{"io.modelcontextprotocol", false}, // no prefix at all
 	} {
 		if got := hub.ReservedMetaKey(tt.key); got != tt.want {
