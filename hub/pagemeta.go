@@ -165,10 +165,13 @@ func trimCarried(t core.Tool) (core.Tool, []string) {
 // iconProblem says what is wrong with one icon, or "".
 func iconProblem(raw json.RawMessage) string {
 	var ic struct {
-		Src *string `json:"src"`
+		Src      *string  `json:"src"`
+		MIMEType string   `json:"mimeType"`
+		Sizes    []string `json:"sizes"`
+		Theme    string   `json:"theme"`
 	}
 	if !jsonObject(raw) || json.Unmarshal(raw, &ic) != nil || ic.Src == nil {
-		return "not an object with a src"
+		return "not an object with a src (and a mimeType, sizes and theme of MCP's types)"
 	}
 	u, err := url.Parse(*ic.Src)
 	if err != nil {
