@@ -222,7 +222,8 @@ func (h *Hub) noteDroppedLocked(t *tab, d core.Source, tool, of string, dropped 
 func (h *Hub) checkOutcome(name string, c candidate, o core.Outcome, dropped []string, cut bool) core.Outcome {
 	if len(o.Meta) > 0 {
 		if raw, err := json.Marshal(o.Meta); err != nil || len(raw) > MaxResultMetaBytes {
-			dropped = append(dropped, fmt.Sprintf("_meta of %d bytes (over the limit of %d)", len(raw), MaxResultMetaBytes))
+			// (Worded without its size: the log says it once per tool.)
+			dropped = append(dropped, fmt.Sprintf("_meta (over the limit of %d bytes of JSON)", MaxResultMetaBytes))
 			o.Meta = nil
 		}
 	}
