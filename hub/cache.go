@@ -25,7 +25,7 @@ func (h *Hub) cacheToolLocked(d core.Source, tl core.Tool, dirty map[string]bool
 		return
 	}
 	now := time.Now()
-	if e != nil && !e.lost && e.URL == d.URL && e.Backend == string(d.Backend) && sameTool(e.Tool.tool(), tl) {
+	if e != nil && !e.lost && e.URL == d.URL && e.Backend == string(d.Backend) && sameDefinition(e.Tool.tool(), tl) {
 		if now.Sub(e.Seen) > time.Minute {
 			e.Seen = now
 			h.markDirtyLocked()

@@ -393,3 +393,57 @@ func TestUnwritableStateDirIsNotFatal(t *testing.T) {
 		t.Errorf("the tool does not work: %s", text(t, r))
 	}
 }
+
+// TestCachedToolKeepsWhatItCarries: a cached tool's outputSchema, icons
+// and _meta outlive a restart, so it is listed as its page gave it while
+// the page is closed; a reserved _meta key written into the state file by
+// hand is dropped on reading, as a page's would be.
+func TestCachedToolKeepsWhatItCarries(t *testing.T) {
+	dir := t.TempDir()
+	tool := cachedTool("find")
+	tool.OutputSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)
+	tool.Icons = json.RawMessage(`[{"src":"https://example.com/i.png"}]`)
+	tool.Meta = json.RawMessage(`{"example.com/view":"v1"}`)
+	h1 := hub.New(&fakeBrowser{}, hub.Options{StateDir: dir})
+	h1.Update(mkDoc("a", "A", origin), []core.Tool{tool}, nil)
+	if err := h1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, hub.StateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := strings.Replace(string(raw), `"example.com/view": "v1"`, `"example.com/view": "v1", "io.modelcontextprotocol/x": 1`, 1)
+	if forged == string(raw) {
+		t.Fatalf("the state file does not hold the tool's _meta:\n%s", raw)
+	}
+	writeState(t, dir, forged)
+
+	h2 := hub.New(&fakeBrowser{}, hub.Options{StateDir: dir})
+	t.Cleanup(func() { h2.Close() })
+	rt := findTool(t, h2, site+"_find")
+	if !rt.Source.Cached {
+		t.Fatalf("source = %v, want cached", rt.Source)
+	}
+	tests := []struct{ what, got, want string }{
+		{"outputSchema", string(rt.Tool.OutputSchema), string(tool.OutputSchema)},
+		{"icons", string(rt.Tool.Icons), string(tool.Icons)},
+		{"_meta", compactJSON(t, rt.Tool.Meta), string(tool.Meta)},
+	}
+	for _, tt := range tests {
+		if compactJSON(t, json.RawMessage(tt.got)) != compactJSON(t, json.RawMessage(tt.want)) {
+			t.Errorf("the cached tool's %s after a restart = %s, want %s", tt.what, tt.got, tt.want)
+		}
+	}
+}
+
+// compactJSON is raw without insignificant space.
+func compactJSON(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

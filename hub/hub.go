@@ -258,7 +258,10 @@ func New(b Browser, opts Options) *Hub {
 			if !opts.Origins.Allows(e.Origin) {
 				continue
 			}
+			// Checked as a page's tool is (the file is the user's, but
+			// what it holds came from pages).
 			if t, _, reason := opts.Limits.checkTool(e.Tool.tool()); reason == "" {
+				t, _ = trimCarried(t)
 				e.Tool = saveTool(t)
 				h.cache[entryID(e.Origin, e.Tool.Name)] = &e
 			}

@@ -69,14 +69,21 @@ type savedTool struct {
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 	Annotations map[string]any  `json:"annotations,omitempty"`
+	// What a page server's tool carries besides (core.Tool), so that a
+	// cached tool is listed as its page gave it while the page is closed.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Icons        json.RawMessage `json:"icons,omitempty"`
+	Meta         json.RawMessage `json:"_meta,omitempty"`
 }
 
 func (s savedTool) tool() core.Tool {
-	return core.Tool{Name: s.Name, Title: s.Title, Description: s.Description, InputSchema: s.InputSchema, Annotations: s.Annotations}
+	return core.Tool{Name: s.Name, Title: s.Title, Description: s.Description, InputSchema: s.InputSchema, Annotations: s.Annotations,
+		OutputSchema: s.OutputSchema, Icons: s.Icons, Meta: s.Meta}
 }
 
 func saveTool(t core.Tool) savedTool {
-	return savedTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations}
+	return savedTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations,
+		OutputSchema: t.OutputSchema, Icons: t.Icons, Meta: t.Meta}
 }
 
 // stateStore reads and writes the state file. Writes are atomic: a temporary
