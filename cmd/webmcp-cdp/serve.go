@@ -64,7 +64,7 @@ func (f *pageFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.settle, "settle", ci.DefaultSettle, "after a page's load event, how long its tools must stay unchanged to count as settled (CI mode's pages, and the start pages a first tools/list waits for)")
 	fs.IntVar(&f.maxTools, "max-tools-per-document", 200, "most tools read from one document; the rest are refused")
 	fs.IntVar(&f.maxDescBytes, "max-description-bytes", hub.DefaultDescriptionBytes, "longest tool description taken from a page; longer tools are refused")
-	fs.IntVar(&f.maxSchemaBytes, "max-schema-bytes", hub.DefaultSchemaBytes, "longest inputSchema (bytes of JSON) taken from a page; larger tools are refused")
+	fs.IntVar(&f.maxSchemaBytes, "max-schema-bytes", hub.DefaultSchemaBytes, "longest inputSchema or outputSchema (bytes of JSON) taken from a page; larger tools are refused")
 	fs.IntVar(&f.maxNameLength, "max-name-length", hub.DefaultNameLength, "longest tool name taken from a page (at most 128); longer tools are refused")
 	fs.IntVar(&f.maxRegsPerMinute, "max-registrations-per-minute", hub.DefaultRegistrationsPerMinute, "most tool names new to a tab that it may register per minute; more are refused")
 	fs.StringArrayVar(&f.allowOrigins, "allow-origin", nil, "take tools only from origins matching this pattern, repeatable (e.g. 'https://*.example.com'; * matches any text)")
