@@ -103,7 +103,11 @@ func TestPageServerCarries(t *testing.T) {
 	if _, err := s.MCP().Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	// The client declares MCP Apps: the tool's _meta.ui reaches it, its view
+	// routed (apps_test.go has a client that does not).
+	caps := &mcp.ClientCapabilities{}
+	caps.AddExtension(mcpserver.AppsExtension, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{Capabilities: caps}).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +131,8 @@ func TestPageServerCarries(t *testing.T) {
 	if got, want := asJSON(t, tool.OutputSchema), asJSON(t, outSchema); !reflect.DeepEqual(got, want) {
 		t.Errorf("outputSchema = %v, want %v", got, want)
 	}
-	for k, v := range pageMeta {
+	routedMeta := mcp.Meta{"ui": map[string]any{"resourceUri": "webmcp://" + site + "/tab1/ui://shop/cart.html", "visibility": []any{"model", "app"}}, "com.example/n": 1.5}
+	for k, v := range routedMeta {
 		if got := asJSON(t, tool.Meta[k]); !reflect.DeepEqual(got, asJSON(t, v)) {
 			t.Errorf("_meta[%q] = %v, want %v", k, got, v)
 		}

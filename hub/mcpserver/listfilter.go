@@ -184,7 +184,7 @@ func (s *Server) unlistedTool(name string) mcp.ToolHandler {
 	if strings.HasPrefix(strings.ToLower(name), hub.ReservedPrefix) {
 		return nil
 	}
-	return s.callHandler(name)
+	return s.ownNameCall(name, s.callHandler(name))
 }
 
 // teachUnknown is receiving middleware: a tools/call of a name in the

@@ -105,15 +105,36 @@ type snapshot struct {
 	version uint64
 	tools   []ToolEntry // sorted by name, each name once
 	size    int         // page size
-	pages   int         // number of pages, at least 1
+	// plain and apps are what tools/list holds for a client that does
+	// not, and one that does, declare MCP Apps: tools itself unless an
+	// entry has an App form or is AppOnly.
+	plain, apps listView
 }
 
-// page returns page i of the snapshot's tools. It is a view of the
-// snapshot's entries, not a copy: the tools' JSON, rendered once per tool
-// and shared by every snapshot that has the tool, is written out as it is.
-func (s *snapshot) page(i int) toolsPage {
-	lo, hi := i*s.size, min((i+1)*s.size, len(s.tools))
-	return toolsPage(s.tools[lo:hi:hi])
+// listView is the tools one kind of client lists, and their pages.
+type listView struct {
+	tools []ToolEntry
+	pages int // at least 1
+}
+
+func newView(tools []ToolEntry, size int) listView {
+	return listView{tools: tools, pages: max(1, (len(tools)+size-1)/size)}
+}
+
+// view returns the listing for a client that declares MCP Apps, or not.
+func (s *snapshot) view(apps bool) *listView {
+	if apps {
+		return &s.apps
+	}
+	return &s.plain
+}
+
+// page returns page i of a view's tools. It is a view of the snapshot's
+// entries, not a copy: the tools' JSON, rendered once per tool and shared
+// by every snapshot that has the tool, is written out as it is.
+func (s *snapshot) page(v *listView, i int) toolsPage {
+	lo, hi := i*s.size, min((i+1)*s.size, len(v.tools))
+	return toolsPage(v.tools[lo:hi:hi])
 }
 
 // find returns the index of the tool of that name: a binary search of the
@@ -154,7 +175,23 @@ func NewToolSet(srv *mcp.Server, opts ToolSetOptions) *ToolSet {
 
 func (ts *ToolSet) newSnapshot(tools []ToolEntry) *snapshot {
 	s := &snapshot{version: ts.version.Add(1), tools: tools, size: ts.opts.PageSize}
-	s.pages = max(1, (len(tools)+s.size-1)/s.size)
+	s.plain = newView(tools, s.size)
+	s.apps = s.plain
+	if !slices.ContainsFunc(tools, func(e ToolEntry) bool { return e.App != nil || e.AppOnly }) {
+		return s
+	}
+	plain := make([]ToolEntry, 0, len(tools))
+	apps := make([]ToolEntry, 0, len(tools))
+	for _, e := range tools {
+		if !e.AppOnly {
+			plain = append(plain, e)
+		}
+		if e.App != nil {
+			e.JSON = e.App
+		}
+		apps = append(apps, e)
+	}
+	s.plain, s.apps = newView(plain, s.size), newView(apps, s.size)
 	return s
 }
 
@@ -190,7 +227,9 @@ func (ts *ToolSet) Set(entries []ToolEntry) bool {
 }
 
 func sameTools(a, b []ToolEntry) bool {
-	return slices.EqualFunc(a, b, func(x, y ToolEntry) bool { return x.Name == y.Name && bytes.Equal(x.JSON, y.JSON) })
+	return slices.EqualFunc(a, b, func(x, y ToolEntry) bool {
+		return x.Name == y.Name && bytes.Equal(x.JSON, y.JSON) && bytes.Equal(x.App, y.App) && x.AppOnly == y.AppOnly
+	})
 }
 
 // Len returns the number of tools in the set.

@@ -40,6 +40,10 @@ func (ts *ToolSet) list(ctx context.Context, next mcp.MethodHandler, r *mcp.List
 			return nil, err
 		}
 	}
+	view := s.view(declaresApps(r.ClientCapabilities()))
+	if page >= view.pages {
+		return nil, badCursor()
+	}
 	out := &listResult{ListToolsResult: &mcp.ListToolsResult{}}
 	// The SDK lists the server's own tools (and fills what it fills in a
 	// result, such as the cache hints) on the first page.
@@ -55,12 +59,16 @@ func (ts *ToolSet) list(ctx context.Context, next mcp.MethodHandler, r *mcp.List
 		own.Tools = []*mcp.Tool{}
 		own.NextCursor = ""
 	}
-	out.tools = s.page(page)
+	out.tools = s.page(view, page)
 	ts.splice(r.Session, out)
-	if page+1 < s.pages {
+	if page+1 < view.pages {
 		out.NextCursor = strconv.FormatUint(s.version, 10) + "." + strconv.Itoa(page+1)
 	}
 	return out, nil
+}
+
+func badCursor() error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid or expired cursor: list the tools again from the start"}
 }
 
 func paramsMeta(r *mcp.ListToolsRequest) mcp.Meta {
@@ -72,7 +80,7 @@ func paramsMeta(r *mcp.ListToolsRequest) mcp.Meta {
 
 // locate finds the snapshot and page a cursor names.
 func (ts *ToolSet) locate(cursor string) (*snapshot, int, error) {
-	bad := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid or expired cursor: list the tools again from the start"}
+	bad := badCursor()
 	v, p, ok := strings.Cut(cursor, ".")
 	version, err1 := strconv.ParseUint(v, 10, 64)
 	page, err2 := strconv.Atoi(p)
@@ -82,7 +90,7 @@ func (ts *ToolSet) locate(cursor string) (*snapshot, int, error) {
 	ts.keepMu.Lock()
 	defer ts.keepMu.Unlock()
 	for _, s := range ts.recent {
-		if s.version == version && page < s.pages {
+		if s.version == version && page < max(s.plain.pages, s.apps.pages) {
 			return s, page, nil
 		}
 	}

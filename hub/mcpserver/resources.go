@@ -74,6 +74,9 @@ func (s *Server) listServerCatalog(ctx context.Context, p *pageSession, caps *mc
 	}
 	s.hub.SetServerCatalog(p.src, p.server, res, tpls, prompts)
 	s.syncServerCatalog()
+	// A tool's view URI is routed to a resource of its page server
+	// (apps.go): list the tools again with what the server lists now.
+	go s.Synced(ctx)
 }
 
 func sourceMeta(meta mcp.Meta, src core.ServerProvenance) mcp.Meta {

@@ -162,6 +162,7 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 		CompletionHandler:  s.completePage,
 		Logger:             sdklog.Quiet(opts.Logger),
 	})
+	s.mcp.AddReceivingMiddleware(advertiseApps)
 	go s.runPageServers(ctx)
 	s.tools = NewToolSet(s.mcp, ToolSetOptions{Logger: opts.Logger, FirstList: opts.FirstList, Unlisted: s.unlistedTool})
 	go s.tools.Run(ctx)
@@ -244,6 +245,12 @@ func (s *Server) Synced(ctx context.Context) error {
 type pageTool struct {
 	json    json.RawMessage
 	handler mcp.ToolHandler
+	// app and appOnly are the tool's MCP Apps form (apps.go); views is
+	// what its view URIs resolved to, and ui says it has ui keys.
+	app     json.RawMessage
+	appOnly bool
+	views   string
+	ui      bool
 }
 
 // sync makes the listed tools equal to the catalog: one new snapshot of the
@@ -255,9 +262,9 @@ func (s *Server) sync() {
 	for i, rt := range tools {
 		name := rt.Name
 		oldRT, old := s.lastListed(name)
-		if old != nil && oldRT.Same(rt) {
+		if old != nil && oldRT.Same(rt) && (!old.ui || s.viewsOf(rt) == old.views) {
 			listed[i] = old
-			entries = append(entries, ToolEntry{Name: name, JSON: old.json, Handler: old.handler})
+			entries = append(entries, ToolEntry{Name: name, JSON: old.json, Handler: old.handler, App: old.app, AppOnly: old.appOnly})
 			continue
 		}
 		if strings.HasPrefix(strings.ToLower(name), hub.ReservedPrefix) {
@@ -270,17 +277,17 @@ func (s *Server) sync() {
 			s.logger.Error("not listing a page tool the MCP SDK would refuse", "name", name, "err", err)
 			continue
 		}
-		raw, err := RenderTool(t)
+		raw, app, appOnly, views, err := s.appForms(rt, t)
 		if err != nil {
 			s.logger.Error("not listing a page tool", "name", name, "err", err)
 			continue
 		}
-		pt := &pageTool{json: raw, handler: s.callHandler(name)}
+		pt := &pageTool{json: raw, handler: s.callHandler(name), app: app, appOnly: appOnly, views: views, ui: app != nil}
 		if old != nil {
 			pt.handler = old.handler
 		}
 		listed[i] = pt
-		entries = append(entries, ToolEntry{Name: name, JSON: raw, Handler: pt.handler})
+		entries = append(entries, ToolEntry{Name: name, JSON: raw, Handler: pt.handler, App: app, AppOnly: appOnly})
 	}
 	s.listedFrom, s.listed = tools, listed
 	if s.tools.Set(entries) {

@@ -25,6 +25,12 @@ type ToolEntry struct {
 	// Handler runs a tools/call of the tool. The go-sdk's own tools/call
 	// path runs it, so multi round-trip results work as for any tool.
 	Handler mcp.ToolHandler
+	// App, when set, is the tool's definition for a client that declares
+	// MCP Apps (apps.go); JSON is then the one for other clients.
+	App json.RawMessage
+	// AppOnly lists the tool only to clients that declare MCP Apps (a
+	// tool its view calls, kept from the model); it is callable by all.
+	AppOnly bool
 }
 
 // RenderTool renders t for a ToolEntry: compact JSON, with no HTML escaping
