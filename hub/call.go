@@ -109,9 +109,14 @@ func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args
 	if debug {
 		start = time.Now()
 	}
+	done, err := h.showHints(callCtx, t)
+	if err != nil {
+		return errorResult("%s was not called: %v", name, err), false
+	}
 	n.trace.InvokeStart = n.now()
 	out, err := h.invokeDoc(callCtx, c.doc, c.tool, args)
 	n.trace.InvokeEnd = n.now()
+	done()
 	if n.timed {
 		n.trace.PageTook, n.trace.PageTimed = out.PageTook, out.PageTimed
 	}

@@ -180,6 +180,7 @@ type tab struct {
 	budget     *rate.Limiter   // registrations of new tool names (newRegistrationBudget)
 	known      map[string]bool // entryIDs registered in this tab
 	refused    map[string]bool // refusals logged for this tab
+	hints      hintGate        // the client hints it shows (hints.go)
 	// loadedBefore: its document loaded before we attached (TabLoadedBefore).
 	loadedBefore bool
 	// navAt is when the tab was seen at its URL, with a Registered hook.

@@ -291,6 +291,25 @@ func (s *Set) DrainTabs(ctx context.Context, tabs []string) {
 	wg.Wait()
 }
 
+// hinter is a Member that can show a tab client hints (*cdp.Browser can).
+type hinter interface {
+	ShowHints(ctx context.Context, tab string, ch core.HintChange) (func(), error)
+}
+
+// ShowHints has the tab its id names show ch (hub.Hinter); a member that
+// cannot leaves its tabs as they are.
+func (s *Set) ShowHints(ctx context.Context, tab string, ch core.HintChange) (func(), error) {
+	b, id, err := s.up(tab, "tab")
+	if err != nil {
+		return nil, err
+	}
+	h, ok := b.(hinter)
+	if !ok {
+		return func() {}, nil
+	}
+	return h.ShowHints(ctx, id, ch)
+}
+
 // titler is a Member that can say its tabs' titles (*cdp.Browser can).
 type titler interface {
 	Titles(ctx context.Context) (map[string]string, error)

@@ -113,7 +113,7 @@ var strict = jsonv2.RejectUnknownMembers(true)
 // try reads line and returns the call to run when the fast path takes it
 // (nil when not: the line goes to the SDK). The call must be run, once.
 func (f *fastCalls) try(line []byte) func() {
-	if f == nil {
+	if f == nil || f.srv.opts.ClientHints { // the SDK's path reads the hints
 		return nil
 	}
 	call := bytes.Contains(line, []byte(`"tools/call"`))

@@ -70,7 +70,7 @@ func (s *Server) fastHTTPHandler(next http.Handler, maxBody int64) http.Handler 
 func (f *fastHTTP) serve(w http.ResponseWriter, r *http.Request, maxBody int64) bool {
 	h := r.Header
 	if r.Method != http.MethodPost || h.Get(headerMethod) != "tools/call" || h.Get(headerProtocolVersion) != protocol20260728 ||
-		f.srv.opts.Confirm != ConfirmNone || !contentJSON(h.Get("Content-Type")) || !acceptsBoth(h.Values("Accept")) {
+		f.srv.opts.Confirm != ConfirmNone || f.srv.opts.ClientHints || !contentJSON(h.Get("Content-Type")) || !acceptsBoth(h.Values("Accept")) {
 		return false
 	}
 	body, err := peekBody(w, r, maxBody)

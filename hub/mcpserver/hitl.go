@@ -218,6 +218,7 @@ func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name 
 		// same (tracectx.go).
 		pc.runCtx = s.traceContext(pc.runCtx, req.Params.Meta)
 	}
+	pc.runCtx = s.hintContext(pc.runCtx, req)
 	pc.caps, pc.early = cr.caps, cr.answers
 	pc.progress.target(cr.ctx, cr.session, cr.token)
 	if ask, why := s.needsConfirm(name); ask {

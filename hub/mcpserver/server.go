@@ -83,6 +83,10 @@ type Options struct {
 	// id, for its status page when HTTPOptions.Titles is not set: a
 	// space's server (spaces_http.go), whose tabs are its own.
 	Titles func(ctx context.Context) (map[string]string, error)
+	// ClientHints shows a call's page the person's language and place
+	// from the call's _meta (--client-hints; hints.go). Calls then take
+	// the SDK's path, where the request's _meta is read.
+	ClientHints bool
 }
 
 // Server is an MCP server over a hub.
@@ -318,6 +322,7 @@ func (s *Server) callHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p := req.Params
 		ctx = s.traceContext(ctx, p.Meta)
+		ctx = s.hintContext(ctx, req)
 		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canAsk(req.Session) && !s.pageServerTool(name) {
 			return s.callNow(ctx, name, p.Arguments)
 		}
