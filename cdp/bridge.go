@@ -249,6 +249,11 @@ type pageTool struct {
 	OutputSchema *string        `json:"outputSchema"`
 	Annotations  map[string]any `json:"annotations"`
 	Refused      string         `json:"refused"`
+	// Script is the number of the operator's userscript that registered
+	// the tool (the page script's userscripts.run), and Userscript its
+	// @name, filled in by the Browser (userscripts.name).
+	Script     *int   `json:"script"`
+	Userscript string `json:"-"`
 }
 
 // toolList is what the bridge's list returns.
@@ -328,6 +333,9 @@ func (b *Browser) refreshLoop(d *docState, first *toolList) {
 			d.url = list.URL
 			d.bound = list.Bound
 			src := b.sourceOf(d)
+			for i := range list.Tools {
+				list.Tools[i].Userscript = b.us.name(list.Tools[i].Script)
+			}
 			tools, refused := pageTools(src, list.Tools, list.Overflow, l.MaxTools)
 			refused = append(refused, deniedRefusals(src, d.denied, list.Denied, time.Now())...)
 			b.logger.Debug("read a page's tools", "target", d.t.targetID, "url", d.url, "tools", len(tools))
@@ -365,7 +373,7 @@ func pageTools(src core.Source, listed []pageTool, overflow, maxTools int) ([]co
 				Origin: src.Origin, URL: src.URL, Tab: src.Tab, At: now})
 			continue
 		}
-		t := core.Tool{Name: pt.Name, Title: pt.Title, Description: pt.Description, Annotations: pt.Annotations}
+		t := core.Tool{Name: pt.Name, Title: pt.Title, Description: pt.Description, Annotations: pt.Annotations, Userscript: pt.Userscript}
 		if pt.InputSchema != nil {
 			t.InputSchema = json.RawMessage(*pt.InputSchema)
 		}

@@ -150,8 +150,15 @@ func (b *Browser) onNativeTools(t *targetState, msg *cdproto.Message) {
 				continue
 			}
 			// Admission (names, sizes, schema) is the sink's; the domain's
-			// annotations map onto WebMCP's hint names.
-			tl := core.Tool{Name: nt.Name, Description: nt.Description, InputSchema: json.RawMessage(nt.InputSchema)}
+			// annotations map onto WebMCP's hint names. The registration's
+			// stack names the userscript that registered the tool, if one
+			// did (each runs under a source URL of its own; a page could
+			// forge one with a //# sourceURL, and only mislabel its tools).
+			tl := core.Tool{Name: nt.Name, Description: nt.Description, InputSchema: json.RawMessage(nt.InputSchema),
+				Userscript: b.us.fromStack(nt.StackTrace)}
+			if len(nt.OutputSchema) > 0 {
+				tl.OutputSchema = json.RawMessage(nt.OutputSchema)
+			}
 			if a := nt.Annotations; a != nil {
 				tl.Annotations = map[string]any{
 					"readOnlyHint":         a.ReadOnly,

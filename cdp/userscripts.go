@@ -32,9 +32,21 @@ const userscriptURL = "webmcp-cdp-userscript/"
 // userscriptWrapper runs a userscript in a matching document, once per
 // document, at its @run-at. %[1]s and %[2]s are the match and exclude
 // regular expressions as JSON strings, %[3]t is @noframes, %[4]s the guard
-// key (JSON), %[5]s the run-at, %[6]s the script, %[7]s the source URL. The
-// script starts on line userscriptFirstLine (0-based).
+// key (JSON), %[5]s the run-at, %[6]s the script, %[7]s the source URL,
+// %[8]s the key of the page script's userscripts.run (JSON) and %[9]d the
+// script's number. The script starts on line userscriptFirstLine
+// (0-based).
+//
+// The page script (polyfill/registry.js) marks the tools a script registers
+// while it runs, for their _meta: the wrapper takes its userscripts object
+// and claims the key as the document starts, before the page's scripts (a
+// wrapper that does not match claims it too), and runs the script through
+// it. The key is written into the calls, never in a variable the script
+// could name.
 const userscriptWrapper = `(() => {
+const us = Reflect.getOwnPropertyDescriptor(document, Symbol.for('webmcp-cdp/userscripts'));
+const marked = us && us.value && typeof us.value.run === 'function' ? us.value.run : null;
+if (marked) Reflect.apply(us.value.claim, us.value, [%[8]s]);
 const match = new RegExp(%[1]s), exclude = %[2]s ? new RegExp(%[2]s) : null;
 let href;
 try { href = '' + location.href; } catch (e) { return; }
@@ -47,7 +59,7 @@ const when = %[5]q;
 const run = function () {
 %[6]s
 };
-const go = () => apply(run, window, []);
+const go = () => marked ? apply(marked, us.value, [%[8]s, %[9]d, run]) : apply(run, window, []);
 if (when === 'document-start' || document.readyState !== 'loading') { go(); return; }
 apply(listen, document, ['DOMContentLoaded', when === 'document-end' ? go : () => later(go, 0), { once: true }]);
 })();
@@ -64,6 +76,31 @@ type userscripts struct {
 	params []jsonv2.Value
 	// byURL finds a script by its source URL.
 	byURL map[string]*userscript.Script
+	// names are the scripts' @names, by number (the page script's
+	// userscripts.run and the source URL carry the number).
+	names []string
+}
+
+// name returns the @name of script n, or "" when there is none such.
+func (u *userscripts) name(n *int) string {
+	if n == nil || *n < 0 || *n >= len(u.names) {
+		return ""
+	}
+	return u.names[*n]
+}
+
+// fromStack returns the @name of the first userscript in a stack (a
+// native tool's registration), or "".
+func (u *userscripts) fromStack(st *runtime.StackTrace) string {
+	if st == nil || len(u.byURL) == 0 {
+		return ""
+	}
+	for _, f := range st.CallFrames {
+		if s := u.byURL[f.URL]; s != nil {
+			return s.Name
+		}
+	}
+	return ""
 }
 
 // prepare renders each script's wrapper. The guard key is derived from
@@ -71,18 +108,21 @@ type userscripts struct {
 // not run a script twice, and a page cannot predict it.
 func (u *userscripts) prepare(scripts []*userscript.Script, nonce string) error {
 	u.byURL = make(map[string]*userscript.Script, len(scripts))
+	key := sha256.Sum256([]byte(nonce + "\x00userscripts.run"))
 	for i, s := range scripts {
 		match, exclude := s.Pattern()
 		sum := sha256.Sum256([]byte(nonce + "\x00userscript\x00" + s.Name))
 		url := userscriptURL + strconv.Itoa(i) + "/" + safeFileName(s.File)
 		src := fmt.Sprintf(userscriptWrapper, jsString(match), jsString(exclude), s.NoFrames,
-			jsString("webmcp-cdp/userscript/"+hex.EncodeToString(sum[:12])), string(s.RunAt), s.Source, url)
+			jsString("webmcp-cdp/userscript/"+hex.EncodeToString(sum[:12])), string(s.RunAt), s.Source, url,
+			jsString(hex.EncodeToString(key[:16])), i)
 		p, err := jsonv2.Marshal(&page.AddScriptToEvaluateOnNewDocumentParams{Source: src, RunImmediately: ptr(true)})
 		if err != nil {
 			return fmt.Errorf("encoding userscript %s: %w", s.File, err)
 		}
 		u.params = append(u.params, p)
 		u.byURL[url] = s
+		u.names = append(u.names, s.Name)
 	}
 	return nil
 }

@@ -26,6 +26,21 @@ var userscriptBackends = []struct {
 	{"native", "native", []string{"--backend", "native", "--chrome-arg=--enable-features=WebMCP"}},
 }
 
+// onBothBackends runs test for each backend in parallel, with webmcp-cdp
+// launched on the fixture page (a path such as /legacy/) with args and the
+// backend's flags.
+func onBothBackends(t *testing.T, page string, args []string, test func(t *testing.T, backend string, c *client)) {
+	t.Helper()
+	for _, tc := range userscriptBackends {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			base := serveFixtures(t)
+			all := append(append(append([]string{"launch", "--headless"}, args...), tc.args...), base+page)
+			test(t, tc.backend, start(t, all...))
+		})
+	}
+}
+
 // TestUserscripts (issue 42): a page with no WebMCP gets the tools of the
 // operator's userscripts, on both backends. find_order runs the site's own
 // function, add_order_note fills in and submits the site's form; the
@@ -34,46 +49,70 @@ var userscriptBackends = []struct {
 // nothing else.
 func TestUserscripts(t *testing.T) {
 	t.Parallel()
-	for _, tc := range userscriptBackends {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			base := serveFixtures(t)
-			args := append([]string{"launch", "--headless", "--userscript", userscriptDir}, tc.args...)
-			c := start(t, append(args, base+"/legacy/")...)
-			tools := c.waitFor("the userscripts' tools", func(m map[string]*mcp.Tool) bool {
-				return hasSuffix("find_order", 1)(m) && hasSuffix("add_order_note", 1)(m) && hasSuffix("page_start_order", 1)(m)
-			})
-			find := toolWithSuffix(tools, "find_order")[0]
-			if src := source(t, tools[find]); src["backend"] != tc.backend {
-				t.Errorf("backend = %v, want %s", src["backend"], tc.backend)
-			}
-			if got := c.callOK(find, map[string]any{"id": "a-100"}); !strings.Contains(got, `"customer":"Ada"`) || !strings.Contains(got, `"status":"shipped"`) {
-				t.Errorf("find_order A-100 = %s, want the site's own answer", got)
-			}
-			if res := c.call(find, map[string]any{"id": "Z-9"}); !res.IsError || !strings.Contains(text(res), "no order Z-9") {
-				t.Errorf("find_order Z-9 = %v %q, want the site's error", res.IsError, text(res))
-			}
-			note := toolWithSuffix(tools, "add_order_note")[0]
-			if got := c.callOK(note, map[string]any{"id": "B-200", "note": "call back"}); got != "saved note 1 on B-200" {
-				t.Errorf("add_order_note = %q, want the form's answer", got)
-			}
-			if got := c.callOK(find, map[string]any{"id": "B-200"}); !strings.Contains(got, "call back") {
-				t.Errorf("find_order B-200 after the note = %s", got)
-			}
-			if got := c.callOK(toolWithSuffix(tools, "page_start_order")[0], map[string]any{}); got != "userscript first" {
-				t.Errorf("page_start_order = %q: the document-start script did not run before the site's first script", got)
-			}
-			if !c.stderr.waitFor("a userscript threw", 20*time.Second) {
-				t.Fatal("the throwing userscript was not logged")
-			}
-			log := c.stderr.String()
-			for _, want := range []string{"Legacy orders: broken", "broken.user.js", "broken on purpose"} {
-				if !strings.Contains(log, want) {
-					t.Errorf("the log of the throwing userscript lacks %q", want)
-				}
-			}
+	onBothBackends(t, "/legacy/", []string{"--userscript", userscriptDir}, func(t *testing.T, backend string, c *client) {
+		tools := c.waitFor("the userscripts' tools", func(m map[string]*mcp.Tool) bool {
+			return hasSuffix("find_order", 1)(m) && hasSuffix("add_order_note", 1)(m) && hasSuffix("page_start_order", 1)(m)
 		})
-	}
+		find := toolWithSuffix(tools, "find_order")[0]
+		if src := source(t, tools[find]); src["backend"] != backend {
+			t.Errorf("backend = %v, want %s", src["backend"], backend)
+		}
+		// Each tool's source names the script that registered it; the
+		// document-start script registered while the Permissions Policy
+		// verdict was pending.
+		for tool, script := range map[string]string{"find_order": "Legacy orders", "add_order_note": "Legacy orders", "page_start_order": "Legacy orders: start"} {
+			if src := source(t, tools[toolWithSuffix(tools, tool)[0]]); src["userscript"] != script {
+				t.Errorf("%s: _meta source userscript = %v, want %q", tool, src["userscript"], script)
+			}
+		}
+		if got := c.callOK(find, map[string]any{"id": "a-100"}); !strings.Contains(got, `"customer":"Ada"`) || !strings.Contains(got, `"status":"shipped"`) {
+			t.Errorf("find_order A-100 = %s, want the site's own answer", got)
+		}
+		if res := c.call(find, map[string]any{"id": "Z-9"}); !res.IsError || !strings.Contains(text(res), "no order Z-9") {
+			t.Errorf("find_order Z-9 = %v %q, want the site's error", res.IsError, text(res))
+		}
+		note := toolWithSuffix(tools, "add_order_note")[0]
+		if got := c.callOK(note, map[string]any{"id": "B-200", "note": "call back"}); got != "saved note 1 on B-200" {
+			t.Errorf("add_order_note = %q, want the form's answer", got)
+		}
+		if got := c.callOK(find, map[string]any{"id": "B-200"}); !strings.Contains(got, "call back") {
+			t.Errorf("find_order B-200 after the note = %s", got)
+		}
+		if got := c.callOK(toolWithSuffix(tools, "page_start_order")[0], map[string]any{}); got != "userscript first" {
+			t.Errorf("page_start_order = %q: the document-start script did not run before the site's first script", got)
+		}
+		if !c.stderr.waitFor("a userscript threw", 20*time.Second) {
+			t.Fatal("the throwing userscript was not logged")
+		}
+		log := c.stderr.String()
+		for _, want := range []string{"Legacy orders: broken", "broken.user.js", "broken on purpose"} {
+			if !strings.Contains(log, want) {
+				t.Errorf("the log of the throwing userscript lacks %q", want)
+			}
+		}
+	})
+}
+
+// TestUserscriptsSource: on a page with WebMCP tools of its own
+// (fixtures/legacy/report.html), the userscript's tools name the script in
+// their _meta source, and the site's own tools name none, also the one it
+// registers through the page script's userscripts.run with a key of its
+// own (order_forged). On both backends.
+func TestUserscriptsSource(t *testing.T) {
+	t.Parallel()
+	onBothBackends(t, "/legacy/report.html", []string{"--userscript", userscriptDir}, func(t *testing.T, backend string, c *client) {
+		tools := c.waitFor("the userscript's and the site's tools", func(m map[string]*mcp.Tool) bool {
+			return hasSuffix("find_order", 1)(m) && hasSuffix("order_count", 1)(m) && hasSuffix("order_forged", 1)(m)
+		})
+		if src := source(t, tools[toolWithSuffix(tools, "find_order")[0]]); src["userscript"] != "Legacy orders" {
+			t.Errorf("find_order: _meta source = %v, want userscript \"Legacy orders\"", src)
+		}
+		for _, own := range []string{"order_count", "order_count_wrong", "order_forged"} {
+			if src := source(t, tools[toolWithSuffix(tools, own)[0]]); src["userscript"] != nil || src["backend"] != backend {
+				t.Errorf("the site's own %s: _meta source = %v, want no userscript", own, src)
+			}
+		}
+	})
 }
 
 // TestUserscriptsInspect: inspect --userscript lists a matching page's

@@ -372,7 +372,7 @@ func (rt RoutedTool) Same(o RoutedTool) bool {
 func sameProvenance(a, b core.Provenance) bool {
 	return a.Tool == b.Tool && a.Origin == b.Origin && a.URL == b.URL && a.Tab == b.Tab &&
 		a.Frame == b.Frame && a.Backend == b.Backend && slices.Equal(a.Tabs, b.Tabs) &&
-		a.Cached == b.Cached && a.Browser == b.Browser && a.Site == b.Site &&
+		a.Cached == b.Cached && a.Browser == b.Browser && a.Userscript == b.Userscript && a.Site == b.Site &&
 		a.Holders == b.Holders && a.Active == b.Active
 }
 
@@ -393,13 +393,15 @@ func (h *Hub) siteToolLocked(name, site string, g *group) RoutedTool {
 }
 
 // liveToolLocked lists a name that reaches cands, with its provenance: the
-// document a call goes to, and the tabs that have the tool when more than
-// one document does.
+// document a call goes to (and the userscript that registered the tool
+// there), and the tabs that have the tool when more than one document
+// does.
 func (h *Hub) liveToolLocked(name, site string, cands []candidate) RoutedTool {
 	c := h.pickLocked(cands)
+	tool := c.doc.tools[c.tool]
 	src := core.Provenance{
 		Tool: c.tool, Origin: c.doc.Origin, URL: c.doc.URL, Tab: c.tab.n, Frame: c.doc.Frame, Backend: c.doc.Backend, Browser: c.doc.Browser,
-		Site: site, Holders: len(cands), Active: c.tab.id == h.active,
+		Userscript: tool.Userscript, Site: site, Holders: len(cands), Active: c.tab.id == h.active,
 	}
 	if len(cands) > 1 {
 		seen := map[int]bool{}
@@ -411,7 +413,7 @@ func (h *Hub) liveToolLocked(name, site string, cands []candidate) RoutedTool {
 		}
 		sort.Ints(src.Tabs)
 	}
-	return RoutedTool{Name: name, Tool: c.doc.tools[c.tool], Source: src}
+	return RoutedTool{Name: name, Tool: tool, Source: src}
 }
 
 // pickLocked routes a name: the active tab if it has the tool, else the

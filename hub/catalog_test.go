@@ -396,3 +396,37 @@ func TestSharedToolsIsNeverWrittenInto(t *testing.T) {
 		})
 	}
 }
+
+// TestProvenanceNamesTheUserscript: a tool a userscript registered carries
+// the script's name in its provenance, from the document a call goes to;
+// the page's own tool carries none; the same tool registered by the page
+// instead (a new document) lists anew without it.
+func TestProvenanceNamesTheUserscript(t *testing.T) {
+	h := hub.New(&fakeBrowser{}, hub.Options{})
+	tools := mkTools("find_order", "own")
+	tools[0].Userscript = "Legacy orders"
+	h.Update(mkDoc("a", "A", origin), tools, nil)
+	by := map[string]core.Provenance{}
+	for _, rt := range h.Tools() {
+		by[rt.Name] = rt.Source
+	}
+	if got := by[site+"_find_order"].Userscript; got != "Legacy orders" {
+		t.Errorf("find_order's provenance names userscript %q, want \"Legacy orders\"", got)
+	}
+	if got := by[site+"_own"].Userscript; got != "" {
+		t.Errorf("the page's own tool names userscript %q", got)
+	}
+	if b, _ := json.Marshal(by[site+"_find_order"]); !strings.Contains(string(b), `"userscript":"Legacy orders"`) {
+		t.Errorf("the provenance's JSON lacks the userscript: %s", b)
+	}
+	if b, _ := json.Marshal(by[site+"_own"]); strings.Contains(string(b), "userscript") {
+		t.Errorf("the page's own tool's provenance JSON names a userscript: %s", b)
+	}
+	h.Update(mkDoc("a2", "A", origin), mkTools("find_order"), nil)
+	h.DropDoc("a")
+	for _, rt := range h.Tools() {
+		if rt.Name == site+"_find_order" && rt.Source.Userscript != "" {
+			t.Errorf("after the page registered find_order itself, it still names userscript %q", rt.Source.Userscript)
+		}
+	}
+}

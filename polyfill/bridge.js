@@ -91,9 +91,15 @@ const bridge = freeze({
         ArrayPush(tools, { __proto__: null, name: StringSlice(e.name, 0, 128), refused: `its inputSchema is ${e.schema.length} characters of JSON, over the limit of ${maxSchema}` });
         return;
       }
+      // The outputSchema has the inputSchema's bound (the hub's too).
+      if (e.outSchema !== undefined && e.outSchema.length > maxSchema) {
+        ArrayPush(tools, { __proto__: null, name: StringSlice(e.name, 0, 128), refused: `its outputSchema is ${e.outSchema.length} characters of JSON, over the limit of ${maxSchema}` });
+        return;
+      }
       let annotations;
       if (e.annotations || e.hints) annotations = { __proto__: null, ...e.annotations, ...e.hints };
-      ArrayPush(tools, { __proto__: null, name: e.name, title: e.title === null ? '' : e.title, description: e.description, inputSchema: e.schema, annotations });
+      // script: the userscript that registered it (Go names it).
+      ArrayPush(tools, { __proto__: null, name: e.name, title: e.title === null ? '' : e.title, description: e.description, inputSchema: e.schema, outputSchema: e.outSchema, annotations, script: e.script });
     });
     // A denied document lists, instead, the tools it tried to register.
     const denied = policy === 'denied' ? deniedList() : undefined;

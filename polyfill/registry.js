@@ -1,10 +1,12 @@
 // ---- the registry -------------------------------------------------------
 
 // name -> entry. An entry is
-//   {name, title (string|null), description, schema (JSON string or
-//    undefined), annotations (the four draft booleans, or undefined),
+//   {name, title (string|null), description, schema and outSchema (the
+//    input and output schemas' JSON strings, or undefined), annotations
+//    (the four draft booleans, or undefined),
 //    hints (MCP annotations for Go, or undefined), exposed (origins),
-//    face: "current" | "legacy" | "form",
+//    face: "current" | "legacy" | "form", script (the number of the
+//    userscript that registered it, or undefined),
 //    execute (function) and thisArg, or form (the declarative state)}.
 // With native WebMCP it holds only what Go would run through the bridge
 // (nothing of the native API itself).
@@ -100,6 +102,44 @@ function forEachPeer(fn) {
   }
 }
 
+// ---- the operator's userscripts (cdp/userscripts.go) ----------------------
+
+// Go runs each userscript inside a wrapper of its own, which runs the script
+// through run below: the tools registered while a script runs (through
+// document.modelContext or navigator.modelContext, in its own code or in
+// the page's functions it calls) are its own. convertTool notes the
+// script's number at the call, before the Permissions Policy may hold the
+// registration back, and bridge.list hands it to Go, which names the
+// script in the tools' _meta. No stack is read: a page could forge one
+// (a //# sourceURL, Error.prepareStackTrace).
+// A key keeps the page from running its own code as a userscript. Each
+// wrapper claims the key Go gave them all as the document starts, before
+// any script of the page runs (the first claim stands), and run marks
+// nothing under another key. A page open before webmcp-cdp attached could
+// claim first: then the userscripts' tools are not marked, and the page can
+// mark its own, no more (the key is not the nonce). A registration that a
+// script makes later, from a timer or an event, is not marked.
+let userscriptKey = null;
+let runningScript; // the number of the userscript running, or undefined
+tryCall(defineProperty, doc, Symbol.for('webmcp-cdp/userscripts'), {
+  value: freeze({
+    __proto__: null,
+    claim(key) {
+      if (userscriptKey === null && typeof key === 'string' && key.length >= 16) userscriptKey = key;
+    },
+    run(key, n, fn) {
+      const prev = runningScript;
+      const mine = userscriptKey !== null && key === userscriptKey && typeof n === 'number' && n >= 0 && n % 1 === 0;
+      if (mine) runningScript = n;
+      try {
+        return ReflectApply(fn, G, []);
+      } finally {
+        runningScript = prev;
+      }
+    },
+  }),
+});
+
 // ---- tool definitions (WebIDL dictionary conversion) ----------------------
 
 // The draft's ToolAnnotations; any other annotation (MCP's title,
@@ -153,9 +193,16 @@ function convertTool(tool, what) {
   const n = tool.name;
   if (n === undefined) throw new TypeError(`${what}: the tool has no name`);
   const name = toDOMString(n, what);
+  // outputSchema: the JSON Schema of the tool's result (an object); Go
+  // hands it to MCP clients, and the hub checks results against it.
+  // Chromium 156's registerTool does not read it at all, so a value that
+  // is not an object is left out rather than refused (a page that works
+  // there works here).
+  let outputSchema = tool.outputSchema;
+  if (!isObject(outputSchema)) outputSchema = undefined;
   const t = tool.title;
   const title = t === undefined ? null : toUSVString(t, what);
-  return { annotations, hints, description, execute, inputSchema, name, title };
+  return { annotations, hints, description, execute, inputSchema, name, outputSchema, title, script: runningScript };
 }
 
 // checkTool applies the draft's registerTool checks after conversion, in
@@ -170,13 +217,21 @@ function checkTool(t, what, isTaken) {
     schema = JSONstringify(t.inputSchema);
     if (schema === undefined) throw new TypeError(`${what}: inputSchema of tool "${t.name}" does not serialize to JSON`);
   }
+  // The outputSchema's JSON, for makeEntry; one that does not serialize
+  // (a cycle, a BigInt) is left out, as above.
+  t.outSchema = undefined;
+  if (t.outputSchema !== undefined) t.outSchema = tryCall(JSONstringify, t.outputSchema);
   return schema;
 }
 
+// makeEntry makes a registry entry. outSchema is the outputSchema's JSON
+// (checkTool), script the userscript that registered the tool (a tool of
+// the page's own polyfill, face 'foreign', is the page's).
 function makeEntry(t, schema, face, thisArg, exposed) {
   return {
-    name: t.name, title: t.title, description: t.description, schema,
+    name: t.name, title: t.title, description: t.description, schema, outSchema: t.outSchema,
     annotations: t.annotations, hints: t.hints, exposed: exposed || [],
     face, execute: t.execute, thisArg, form: undefined,
+    script: face === 'current' || face === 'legacy' ? t.script : undefined,
   };
 }

@@ -28,6 +28,10 @@ type Tool struct {
 	// whatever is here after the hub came from the page and may be shown
 	// as the page's.
 	Meta json.RawMessage
+	// Userscript is the @name of the operator's userscript (--userscript)
+	// that registered the tool in the page, as the browser tells it; empty
+	// for the page's own tools.
+	Userscript string
 }
 
 // Backend names the WebMCP implementation that holds a document's tools.
@@ -86,6 +90,10 @@ type Provenance struct {
 	// Browser is the short name of the browser a call goes to, when one hub
 	// serves several; empty for a single browser.
 	Browser string `json:"browser,omitempty"`
+	// Userscript is the @name of the operator's userscript that registered
+	// the tool in that document (core.Tool.Userscript); empty for the
+	// page's own tool.
+	Userscript string `json:"userscript,omitempty"`
 
 	// Site is the routed-name form of the origin (localhost_8080).
 	Site string `json:"-"`
