@@ -102,6 +102,10 @@ button{font:inherit;margin-right:.5rem}.err{color:#f88}.ok{color:#8f8}.muted{col
 <table id="tabs"><tr><th>tab</th><th>title</th><th>URL</th><th>tools</th><th>page servers (MCP-B)</th></tr>
 {{range .Tabs}}<tr><td>{{if .Browser}}<code>{{.Browser}}</code> · {{end}}{{.N}}{{if .Active}} (active){{end}}</td><td class="title">{{if .Title}}{{.Title}}{{else}}<span class="muted">no title</span>{{end}}</td><td><code>{{.URL}}</code></td><td>{{range .Tools}}<code>{{.}}</code><br>{{else}}<span class="muted">none</span>{{end}}</td><td class="servers">{{range .Servers}}<div class="server"><code>{{.Channel}}</code> {{if eq .Kind "iframe"}}<span class="muted">in an iframe of <code>{{.FrameOrigin}}</code></span> {{end}}{{count .Tools "tool" "tools"}}, {{count .Resources "resource" "resources"}}, {{count .Templates "template" "templates"}}, {{count .Prompts "prompt" "prompts"}}</div>{{else}}<span class="muted">none</span>{{end}}</td></tr>
 {{else}}<tr><td colspan="5" class="muted">no tabs</td></tr>{{end}}</table>
+{{if .Userscripts}}<h2>Userscripts</h2>
+<table id="userscripts"><tr><th>script</th><th>its tools</th><th>tabs</th></tr>
+{{range .Userscripts}}<tr><td><code>{{.Name}}</code></td><td>{{range .Tools}}<code>{{.}}</code><br>{{end}}</td><td>{{range $i, $n := .Tabs}}{{if $i}}, {{end}}{{$n}}{{else}}<span class="muted">cached</span>{{end}}</td></tr>
+{{end}}</table>{{end}}
 <h2>Last calls</h2>
 <p><a id="session-spec" href="/session.yaml" download>Download the session's calls as a test spec</a> <span class="muted">(the recent calls{{if .RecordingSince}} made since this page was first opened, at {{.RecordingSince}}{{end}}; run it with <code>webmcp-cdp test FILE</code>; secrets are placeholders)</span></p>
 <table id="calls"><tr><th>when</th><th>tool</th><th>tab</th><th>took</th><th>result</th></tr>
@@ -322,6 +326,7 @@ func (h *statusHandler) render(w http.ResponseWriter, r *http.Request) {
 		"JSONSnippet":    conf,
 		"Clients":        h.s.statusClients(statusClients),
 		"Tabs":           h.tabs(r.Context()),
+		"Userscripts":    h.userscripts(),
 		"Browsers":       h.browsers(),
 		"Calls":          h.s.calls.list(),
 		"RecordingSince": recordingSince,
@@ -382,6 +387,49 @@ func (h *statusHandler) tabs(ctx context.Context) []statusTab {
 	// numbers' order within each).
 	slices.SortStableFunc(tabs, func(a, b statusTab) int { return strings.Compare(a.Browser, b.Browser) })
 	return tabs
+}
+
+// statusUserscript is an operator's userscript (--userscript) as the page
+// shows it: its tools listed now and the tabs they reach.
+type statusUserscript struct {
+	Name  string
+	Tools []string
+	Tabs  []int
+}
+
+// userscripts lists the userscripts whose tools are listed now, by name,
+// from the tools' provenance (the hub's catalog: a script that registered
+// no tool, or none now, is not shown).
+func (h *statusHandler) userscripts() []statusUserscript {
+	by := map[string]*statusUserscript{}
+	for _, rt := range h.s.hub.Tools() {
+		name := rt.Source.Userscript
+		if name == "" {
+			continue
+		}
+		u := by[name]
+		if u == nil {
+			u = &statusUserscript{Name: name}
+			by[name] = u
+		}
+		u.Tools = append(u.Tools, rt.Name)
+		tabs := rt.Source.Tabs
+		if len(tabs) == 0 && rt.Source.Tab > 0 {
+			tabs = []int{rt.Source.Tab}
+		}
+		for _, n := range tabs {
+			if !slices.Contains(u.Tabs, n) {
+				u.Tabs = append(u.Tabs, n)
+			}
+		}
+	}
+	out := make([]statusUserscript, 0, len(by))
+	for _, u := range by {
+		slices.Sort(u.Tabs)
+		out = append(out, *u)
+	}
+	slices.SortFunc(out, func(a, b statusUserscript) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // count words n things: "1 tool", "3 tools".
