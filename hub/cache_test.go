@@ -394,8 +394,8 @@ func TestUnwritableStateDirIsNotFatal(t *testing.T) {
 	}
 }
 
-// TestCachedToolKeepsWhatItCarries: a cached tool's outputSchema, icons
-// and _meta outlive a restart, so it is listed as its page gave it while
+// TestCachedToolKeepsWhatItCarries: a cached tool's outputSchema, icons,
+// _meta and userscript outlive a restart, so it is listed as its page gave it while
 // the page is closed; a reserved _meta key written into the state file by
 // hand is dropped on reading, as a page's would be.
 func TestCachedToolKeepsWhatItCarries(t *testing.T) {
@@ -404,6 +404,7 @@ func TestCachedToolKeepsWhatItCarries(t *testing.T) {
 	tool.OutputSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)
 	tool.Icons = json.RawMessage(`[{"src":"https://example.com/i.png"}]`)
 	tool.Meta = json.RawMessage(`{"example.com/view":"v1"}`)
+	tool.Userscript = "orders"
 	h1 := hub.New(&fakeBrowser{}, hub.Options{StateDir: dir})
 	h1.Update(mkDoc("a", "A", origin), []core.Tool{tool}, nil)
 	if err := h1.Close(); err != nil {
@@ -422,8 +423,8 @@ func TestCachedToolKeepsWhatItCarries(t *testing.T) {
 	h2 := hub.New(&fakeBrowser{}, hub.Options{StateDir: dir})
 	t.Cleanup(func() { h2.Close() })
 	rt := findTool(t, h2, site+"_find")
-	if !rt.Source.Cached {
-		t.Fatalf("source = %v, want cached", rt.Source)
+	if !rt.Source.Cached || rt.Source.Userscript != "orders" {
+		t.Fatalf("source = %+v, want cached, from the userscript orders", rt.Source)
 	}
 	tests := []struct{ what, got, want string }{
 		{"outputSchema", string(rt.Tool.OutputSchema), string(tool.OutputSchema)},

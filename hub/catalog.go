@@ -388,6 +388,7 @@ func (h *Hub) siteToolLocked(name, site string, g *group) RoutedTool {
 		Tool: e.Tool.tool(),
 		Source: core.Provenance{
 			Tool: e.Tool.Name, Origin: e.Origin, URL: e.URL, Backend: core.Backend(e.Backend), Cached: true, Site: site,
+			Userscript: e.Tool.Userscript,
 		},
 	}
 }

@@ -196,9 +196,9 @@ func sameCarried(a, b core.Tool) bool {
 }
 
 // sameDefinition reports whether two tools are the same in everything a
-// client sees of them.
+// client sees of them (the userscript that registered it included).
 func sameDefinition(a, b core.Tool) bool {
-	return sameTool(a, b) && sameCarried(a, b)
+	return sameTool(a, b) && sameCarried(a, b) && a.Userscript == b.Userscript
 }
 
 // noteDroppedLocked logs what admission dropped of a page's tool or result,

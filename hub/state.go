@@ -74,16 +74,18 @@ type savedTool struct {
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Icons        json.RawMessage `json:"icons,omitempty"`
 	Meta         json.RawMessage `json:"_meta,omitempty"`
+	// Userscript is the @name of the userscript that registered it.
+	Userscript string `json:"userscript,omitempty"`
 }
 
 func (s savedTool) tool() core.Tool {
 	return core.Tool{Name: s.Name, Title: s.Title, Description: s.Description, InputSchema: s.InputSchema, Annotations: s.Annotations,
-		OutputSchema: s.OutputSchema, Icons: s.Icons, Meta: s.Meta}
+		OutputSchema: s.OutputSchema, Icons: s.Icons, Meta: s.Meta, Userscript: s.Userscript}
 }
 
 func saveTool(t core.Tool) savedTool {
 	return savedTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations,
-		OutputSchema: t.OutputSchema, Icons: t.Icons, Meta: t.Meta}
+		OutputSchema: t.OutputSchema, Icons: t.Icons, Meta: t.Meta, Userscript: t.Userscript}
 }
 
 // stateStore reads and writes the state file. Writes are atomic: a temporary
