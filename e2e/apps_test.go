@@ -2,8 +2,17 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -170,4 +179,176 @@ func anyStrings(v any) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// appsHost is the npm folder of the MCP Apps host test, installed once.
+var appsHost struct {
+	once sync.Once
+	dir  string
+	out  []byte
+	err  error
+}
+
+func appsHostDir(t *testing.T) string {
+	t.Helper()
+	appsHost.once.Do(func() {
+		appsHost.dir, appsHost.out, appsHost.err = installPinned(filepath.Join("testdata", "apps-host"), false)
+	})
+	if appsHost.err != nil {
+		t.Fatalf("installing the pinned MCP Apps SDK in e2e/testdata/apps-host (npm ci) failed: %v\n%s\nThis test needs Node.js and npm with the npm registry reachable.", appsHost.err, appsHost.out)
+	}
+	return appsHost.dir
+}
+
+// appView is the view's script (the MCP Apps SDK's App): once connected to
+// its host, it calls the app-only tool cart_items by its server's own name,
+// shows the answer in its DOM, and logs what the DOM says to the host.
+const appView = `
+import { App } from "@modelcontextprotocol/ext-apps";
+(async () => {
+  const app = new App({ name: "cart-view", version: "1.0.0" });
+  try {
+    await app.connect();
+    const r = await app.callServerTool({ name: "cart_items", arguments: {} });
+    document.getElementById("out").textContent = r.isError ? "error: " + r.content?.[0]?.text : r.content?.[0]?.text;
+    await app.sendLog({ level: "info", data: "view:" + document.getElementById("out").textContent });
+  } catch (e) {
+    await app.sendLog({ level: "error", data: "view-error:" + (e?.stack ?? e) });
+  }
+})();
+`
+
+// appServer is the page server, written with the MCP Apps SDK's server
+// helpers; VIEW_HTML is replaced by the view's page.
+const appServer = `
+import { McpServer } from "@modelcontextprotocol/server";
+import { TabServerTransport } from "@mcp-b/transports";
+import { registerAppTool, registerAppResource, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
+
+const VIEW = "ui://shop/cart.html";
+const server = new McpServer({ name: "app-shop", version: "1.0.0" });
+registerAppTool(server, "show_cart", { description: "Show the cart", _meta: { ui: { resourceUri: VIEW } } },
+  async () => ({ content: [{ type: "text", text: "the cart is shown" }] }));
+registerAppTool(server, "cart_items", { description: "The cart's items, for the view", _meta: { ui: { resourceUri: VIEW, visibility: ["app"] } } },
+  async () => ({ content: [{ type: "text", text: "2 x apples" }] }));
+registerAppResource(server, "cart view", VIEW, { description: "The cart" }, async () => ({
+  contents: [{ uri: VIEW, mimeType: RESOURCE_MIME_TYPE, text: VIEW_HTML, _meta: { ui: { prefersBorder: true } } }],
+}));
+server.connect(new TabServerTransport({ allowedOrigins: [window.location.origin] }));
+`
+
+// appHostPage is the host (the MCP Apps SDK's AppBridge and the TypeScript
+// MCP client over HTTP, at /mcp of its own origin): its WebMCP tool
+// run_host lists the app tool, reads its view, renders it in a sandboxed
+// frame bridged to webmcp-cdp, calls the tool, and answers with what the
+// view logged of its DOM.
+const appHostPage = `
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
+
+async function run() {
+  const steps = [];
+  const client = new Client({ name: "apps-host", version: "1.0.0" },
+    { capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } } });
+  await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", location.href)));
+  const { tools } = await client.listTools();
+  const tool = tools.find((t) => t.name.endsWith("_show_cart"));
+  if (!tool) throw new Error("no show_cart: " + tools.map((t) => t.name).join(", "));
+  const uri = tool._meta?.ui?.resourceUri;
+  steps.push("uri:" + uri);
+  steps.push("app-only listed:" + tools.some((t) => t.name.endsWith("_cart_items")));
+  const res = await client.readResource({ uri });
+  const view = res.contents[0];
+  steps.push("mime:" + view.mimeType);
+  const frame = document.createElement("iframe");
+  frame.setAttribute("sandbox", "allow-scripts");
+  document.body.appendChild(frame);
+  const bridge = new AppBridge(client, { name: "apps-host", version: "1.0.0" }, { serverTools: {}, logging: {} });
+  const logged = new Promise((resolve) => { bridge.onloggingmessage = ({ data }) => resolve(String(data)); });
+  const initialized = new Promise((resolve) => { bridge.oninitialized = resolve; });
+  await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
+  frame.srcdoc = view.text;
+  await initialized;
+  const result = await client.callTool({ name: tool.name, arguments: {} });
+  await bridge.sendToolInput({ arguments: {} });
+  await bridge.sendToolResult(result);
+  steps.push("tool:" + result.content?.[0]?.text);
+  steps.push(await logged);
+  return steps.join("\n");
+}
+
+document.modelContext.registerTool({
+  name: "run_host",
+  description: "Run the MCP Apps host once and say what it saw",
+  execute: async () => { try { return await run(); } catch (e) { return "host-error: " + (e?.stack ?? e); } },
+});
+`
+
+// TestAppsHost: a real MCP Apps host (the MCP Apps SDK's AppBridge and the
+// TypeScript MCP client over HTTP, in a page in Chromium) lists a page
+// server's app tool (written with registerAppTool and registerAppResource),
+// reads its view through webmcp-cdp, renders it in a sandboxed frame,
+// calls the tool, and the view, through the bridge, calls the app-only
+// tool by its server's own name and shows the answer in its DOM.
+func TestAppsHost(t *testing.T) {
+	t.Parallel()
+	dir := appsHostDir(t)
+	viewHTML := `<!doctype html><meta charset=utf-8><title>cart</title><p id=out>loading</p><script>` + bundleIn(t, dir, appView, "--minify") + `</script>`
+	quoted, err := json.Marshal(viewHTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := strings.Replace(appServer, "VIEW_HTML", string(quoted), 1)
+	files := map[string]string{
+		"index.html": `<!doctype html><title>app shop</title><body><script src="shop.js"></script></body>`,
+		"shop.js":    bundleIn(t, dir, server),
+		"host.html":  `<!doctype html><title>apps host</title><body><script src="host.js"></script></body>`,
+		"host.js":    bundleIn(t, dir, appHostPage),
+	}
+	www := t.TempDir()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(www, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// /mcp of the pages' origin goes to webmcp-cdp, once it listens.
+	var target atomic.Pointer[url.URL]
+	mux := http.NewServeMux()
+	mux.Handle("/", http.FileServer(http.Dir(www)))
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		u := target.Load()
+		if u == nil {
+			http.Error(w, "webmcp-cdp is not listening yet", http.StatusServiceUnavailable)
+			return
+		}
+		p := &httputil.ReverseProxy{
+			Rewrite: func(pr *httputil.ProxyRequest) {
+				pr.SetURL(u)
+				pr.Out.URL.Path = u.Path
+				pr.Out.Host = u.Host
+				pr.Out.Header.Del("Origin")
+			},
+			FlushInterval: -1,
+		}
+		p.ServeHTTP(w, r)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	endpoint, _ := startHTTPEnv(t, nil, "launch", "--headless", "--http", "127.0.0.1:0", srv.URL+"/index.html", srv.URL+"/host.html")
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target.Store(u)
+	c := httpClientWith(t, endpoint, "", nil, "")
+	tools := c.waitFor("the host's run_host and the shop's show_cart", func(m map[string]*mcp.Tool) bool {
+		return len(toolWithSuffix(m, "run_host")) == 1 && len(toolWithSuffix(m, "show_cart")) == 1
+	})
+	got := c.callOK(toolWithSuffix(tools, "run_host")[0], map[string]any{})
+	for _, want := range []string{"/tab1/ui://shop/cart.html", "app-only listed:true", "mime:text/html;profile=mcp-app", "tool:the cart is shown", "view:2 x apples"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the host saw:\n%s\nwant %q", got, want)
+		}
+	}
 }

@@ -75,7 +75,13 @@ func npmDir(t testing.TB) string {
 // the bundle's contents.
 func bundle(t testing.TB, src string) string {
 	t.Helper()
-	dir := npmDir(t)
+	return bundleIn(t, npmDir(t), src)
+}
+
+// bundleIn is bundle with the packages of the npm folder dir (installed),
+// and esbuild's extra flags.
+func bundleIn(t testing.TB, dir, src string, flags ...string) string {
+	t.Helper()
 	tmp := t.TempDir()
 	// The entry sits beside node_modules so bare imports resolve; its name
 	// is unique to this test.
@@ -89,8 +95,8 @@ func bundle(t testing.TB, src string) string {
 	}
 	entry.Close()
 	out := filepath.Join(tmp, "bundle.js")
-	cmd := exec.Command(filepath.Join(dir, "node_modules", ".bin", "esbuild"), entry.Name(),
-		"--bundle", "--format=iife", "--target=es2022", "--log-level=error", "--outfile="+out)
+	cmd := exec.Command(filepath.Join(dir, "node_modules", ".bin", "esbuild"), append([]string{entry.Name(),
+		"--bundle", "--format=iife", "--target=es2022", "--log-level=error", "--outfile=" + out}, flags...)...)
 	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("esbuild: %v\n%s", err, strings.TrimSpace(string(b)))
