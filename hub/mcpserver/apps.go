@@ -230,6 +230,23 @@ func (s *Server) ownNameCall(name string, fallback mcp.ToolHandler) mcp.ToolHand
 	}
 }
 
+// appOnly says whether a page's tool _meta makes the tool visible to
+// views alone (_meta.ui.visibility without "model").
+func appOnly(meta json.RawMessage) bool {
+	if !strings.Contains(string(meta), "visibility") {
+		return false
+	}
+	var m struct {
+		UI struct {
+			Visibility *[]string `json:"visibility"`
+		} `json:"ui"`
+	}
+	if json.Unmarshal(meta, &m) != nil || m.UI.Visibility == nil {
+		return false
+	}
+	return !slices.Contains(*m.UI.Visibility, "model")
+}
+
 // asRaw returns a _meta value as JSON.
 func asRaw(v any) json.RawMessage {
 	if raw, ok := v.(json.RawMessage); ok {

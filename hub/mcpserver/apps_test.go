@@ -173,6 +173,10 @@ func TestApps(t *testing.T) {
 		t.Errorf("a client without the extension, by the own name: %q (error %v), want the unknown-tool error", text, isErr)
 	}
 
+	if text, isErr := callText(t, ctx, host, "webmcp_list_tools"); isErr || strings.Contains(text, items) || !strings.Contains(text, show) {
+		t.Errorf("webmcp_list_tools (the model's search) = %q (error %v), want show_cart and not the app-only tool", text, isErr)
+	}
+
 	// A second page server, in another tab, with the same tools.
 	h.TabOpened("T2", origin+"/other", "shop 2")
 	h.PageServer(core.Source{Key: "doc2#mcpb:t:mcp-default", Tab: "T2", Origin: origin, URL: origin + "/other", Backend: core.BackendMCPB},

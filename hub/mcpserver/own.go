@@ -126,6 +126,9 @@ func (s *Server) listTools(in listToolsArgs) listToolsOut {
 	out := listToolsOut{Tools: make([]listedTool, 0, len(hits)), More: total - len(hits)}
 	for _, hit := range hits {
 		rt := hit.Tool
+		if appOnly(rt.Tool.Meta) {
+			continue // a view's tool, kept from the model (apps.go)
+		}
 		lt := listedTool{Name: rt.Name, Description: compactDescription(described(rt))}
 		if in.Schema {
 			if err := json.Unmarshal(safeSchema(rt.Name, rt.Tool.InputSchema, s.logger), &lt.InputSchema); err != nil {
