@@ -345,8 +345,9 @@ func TestAppsHost(t *testing.T) {
 	tools := c.waitFor("the host's run_host and the shop's show_cart", func(m map[string]*mcp.Tool) bool {
 		return len(toolWithSuffix(m, "run_host")) == 1 && len(toolWithSuffix(m, "show_cart")) == 1
 	})
+	// (The two pages open at once: the shop may be tab 1 or tab 2.)
 	got := c.callOK(toolWithSuffix(tools, "run_host")[0], map[string]any{})
-	for _, want := range []string{"/tab1/ui://shop/cart.html", "app-only listed:true", "mime:text/html;profile=mcp-app", "tool:the cart is shown", "view:2 x apples"} {
+	for _, want := range []string{"uri:webmcp://", "/ui://shop/cart.html\n", "app-only listed:true", "mime:text/html;profile=mcp-app", "tool:the cart is shown", "view:2 x apples"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the host saw:\n%s\nwant %q", got, want)
 		}

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -15,6 +16,10 @@ import (
 // by its server's own name. What a tool's _meta says is read at the MCP
 // edge (hub/mcpserver/apps.go); the hub only resolves.
 
+// ViewMIMEType is the MIME type of an MCP App's view: a tool's view must be
+// a resource of this type (or of none declared).
+const ViewMIMEType = "text/html;profile=mcp-app"
+
 // ErrNoOwnTool is OwnToolName's error when no open page server has a tool
 // of that own name.
 var ErrNoOwnTool = errors.New("no open page server has a tool of that name")
@@ -23,7 +28,8 @@ var ErrNoOwnTool = errors.New("no open page server has a tool of that name")
 // tool name reaches lists its own resource uri (webmcp://<site>/<tab>/uri,
 // or uri itself where --tool-names short keeps it). It fails, naming the
 // page, when that server lists no such resource (a view is never pointed
-// at another page's resource), or when the name reaches no open page.
+// at another page's resource), or lists it with a MIME type other than
+// ViewMIMEType, or when the name reaches no open page.
 func (h *Hub) ViewResource(name, uri string) (string, error) {
 	h.mu.Lock()
 	var key, url string
@@ -44,6 +50,12 @@ func (h *Hub) ViewResource(name, uri string) (string, error) {
 	for _, r := range c.resources {
 		if r.URI != uri {
 			continue
+		}
+		var decl struct {
+			MIMEType string `json:"mimeType"`
+		}
+		if json.Unmarshal(r.Raw, &decl) == nil && decl.MIMEType != "" && !strings.EqualFold(decl.MIMEType, ViewMIMEType) {
+			return "", fmt.Errorf("the page server of %s (%s) lists %q as %s, not %s: it is not a view", name, url, trunc(uri), trunc(decl.MIMEType), ViewMIMEType)
 		}
 		if sh := h.ps.short; sh != nil && sh.ownURI(key, uri) {
 			return uri, nil

@@ -26,7 +26,7 @@ import (
 const AppsExtension = "io.modelcontextprotocol/ui"
 
 // AppMIMEType is the MIME type of an MCP App's view.
-const AppMIMEType = "text/html;profile=mcp-app"
+const AppMIMEType = hub.ViewMIMEType
 
 // The _meta keys of a tool's view.
 const (

@@ -35,6 +35,12 @@ func appsPage(name string) *mcp.Server {
 		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "https://evil.example/x.html"}}}, text("web"))
 	srv.AddTool(&mcp.Tool{Name: "lost_view", Description: "A view the page does not offer", InputSchema: obj,
 		Meta: mcp.Meta{"ui/resourceUri": "ui://shop/missing.html"}}, text("lost"))
+	srv.AddTool(&mcp.Tool{Name: "text_view", Description: "A view of the wrong type", InputSchema: obj,
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://shop/notes.txt"}}}, text("text"))
+	srv.AddResource(&mcp.Resource{URI: "ui://shop/notes.txt", Name: "notes", MIMEType: "text/plain"},
+		func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, MIMEType: "text/plain", Text: "notes"}}}, nil
+		})
 	srv.AddResource(&mcp.Resource{URI: "ui://shop/cart.html", Name: "cart view", MIMEType: mcpserver.AppMIMEType},
 		func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, MIMEType: mcpserver.AppMIMEType, Text: "<p>cart</p>",
@@ -121,7 +127,7 @@ func TestApps(t *testing.T) {
 	var tools map[string]*mcp.Tool
 	waitUntil(t, "the view's routed URI in the host's list", func() bool {
 		tools = toolsOf(t, ctx, host)
-		if tools[show] == nil || tools[items] == nil || tools[site+"_web_view"] == nil || tools[site+"_lost_view"] == nil {
+		if tools[show] == nil || tools[items] == nil || tools[site+"_web_view"] == nil || tools[site+"_lost_view"] == nil || tools[site+"_text_view"] == nil {
 			return false
 		}
 		ui, _ := tools[show].Meta["ui"].(map[string]any)
@@ -139,7 +145,10 @@ func TestApps(t *testing.T) {
 	if m := tools[site+"_lost_view"].Meta; m["ui/resourceUri"] != nil {
 		t.Errorf("a view the page does not offer kept its URI: %v", m)
 	}
-	for _, want := range []string{"its resourceUri is not a ui:// URI", `lists no resource \"ui://shop/missing.html\"`} {
+	if ui, _ := tools[site+"_text_view"].Meta["ui"].(map[string]any); ui == nil || ui["resourceUri"] != nil {
+		t.Errorf("a view of the wrong type kept its resourceUri: %v", tools[site+"_text_view"].Meta)
+	}
+	for _, want := range []string{"its resourceUri is not a ui:// URI", `lists no resource \"ui://shop/missing.html\"`, `lists \"ui://shop/notes.txt\" as text/plain, not text/html;profile=mcp-app`} {
 		if l := log.String(); !strings.Contains(l, want) || !strings.Contains(l, "url="+origin+"/") {
 			t.Errorf("the log does not say %q with the page: %s", want, l)
 		}
