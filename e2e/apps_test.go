@@ -59,12 +59,12 @@ server.connect(new TabServerTransport({ allowedOrigins: [window.location.origin]
 
 // TestApps: a real MCP-B page server's MCP App reaches a go-sdk client
 // that declares io.modelcontextprotocol/ui (over HTTP, 2025-11-25 and
-// 2026-07-28): it is told the extension, lists the app tool with its view
-// routed to the page's resource, reads the view with its mimeType and
-// _meta.ui, lists the app-only tool, and calls it by the page server's own
-// name, as a view would; views that are not ui:// or not the page's are
-// dropped and logged with the page. A client that does not declare the
-// extension lists plain tools without the app-only one.
+// 2026-07-28, and over stdio): it is told the extension, lists the app
+// tool with its view routed to the page's resource, reads the view with
+// its mimeType and _meta.ui, lists the app-only tool, and calls it by the
+// page server's own name, as a view would; views that are not ui:// or not
+// the page's are dropped and logged with the page. A client that does not
+// declare the extension lists plain tools without the app-only one.
 func TestApps(t *testing.T) {
 	t.Parallel()
 	base := serveMCPB(t, mcpbAppShop, nil)
@@ -80,6 +80,12 @@ func TestApps(t *testing.T) {
 			checkAppPlain(t, plain)
 		})
 	}
+	t.Run("stdio", func(t *testing.T) {
+		t.Parallel()
+		caps := &mcp.ClientCapabilities{}
+		caps.AddExtension("io.modelcontextprotocol/ui", nil)
+		checkAppHost(t, startProto(t, &mcp.ClientOptions{Capabilities: caps}, "", "launch", "--headless", base+"/index.html"))
+	})
 	t.Run("logged", func(t *testing.T) {
 		t.Parallel()
 		for _, want := range []string{"its resourceUri is not a ui:// URI", `lists no resource \"ui://shop/missing.html\"`, "url=" + base + "/ "} {
