@@ -230,6 +230,24 @@ func (s *Server) ownNameCall(name string, fallback mcp.ToolHandler) mcp.ToolHand
 	}
 }
 
+// PlainTool returns t as a client that does not declare MCP Apps lists it
+// (a copy without the ui keys in its _meta, t itself when it has none),
+// and whether such a client does not list it at all (an app-only tool).
+// The relay lists plain tools: it serves no resources, so no view.
+func PlainTool(t *mcp.Tool) (*mcp.Tool, bool) {
+	_, hasUI := t.Meta[uiKey]
+	_, hasLegacy := t.Meta[legacyUIKey]
+	if !hasUI && !hasLegacy {
+		return t, false
+	}
+	only := appOnly(asRaw(mcp.Meta{uiKey: t.Meta[uiKey]}))
+	cp := *t
+	cp.Meta = maps.Clone(t.Meta)
+	delete(cp.Meta, uiKey)
+	delete(cp.Meta, legacyUIKey)
+	return &cp, only
+}
+
 // appOnly says whether a page's tool _meta makes the tool visible to
 // views alone (_meta.ui.visibility without "model").
 func appOnly(meta json.RawMessage) bool {

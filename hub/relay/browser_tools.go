@@ -23,7 +23,11 @@ func (b *BrowserSide) toolsList(_ context.Context, _ string, _ json.RawMessage) 
 	routed := b.opts.Hub.Tools()
 	tools := make([]*mcp.Tool, 0, len(routed))
 	for _, rt := range routed {
-		tools = append(tools, MCPTool(rt))
+		// Plain tools: the relay serves no resources, so no MCP App's view.
+		t, appOnly := mcpserver.PlainTool(MCPTool(rt))
+		if !appOnly {
+			tools = append(tools, t)
+		}
 	}
 	return ToolsListResult{Tools: tools, Meta: map[string]any{proxy.VersionMetaKey: v}}, nil
 }
