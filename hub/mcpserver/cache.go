@@ -10,8 +10,10 @@ import (
 // Cache hints of MCP 2026-07-28 (ttlMs and cacheScope), decided in
 // docs/decisions/2026-11-28-cache-hints.md:
 //   - server/discover names the versions, capabilities and instructions of
-//     this process, which do not change while it runs and do not depend on
-//     the caller: discoverTTL, public;
+//     this process, which do not change while it runs: discoverTTL. It is
+//     private: the extensions it names depend on the caller's own (MCP
+//     Apps is named to a client that declares it, apps.go), so a shared
+//     cache must not hand one caller's answer to another;
 //   - the lists and resources/read reflect the pages open in a browser at
 //     this moment, which change whenever a page registers or removes a
 //     tool, with no advance notice: never fresh (ttlMs 0), so a client
@@ -28,7 +30,7 @@ const discoverTTL = 5 * time.Minute
 func cacheHints(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 	if _, ok := req.GetParams().(*mcp.DiscoverParams); ok {
 		c.TTLMs = int(discoverTTL / time.Millisecond)
-		c.CacheScope = "public"
+		c.CacheScope = "private"
 		return
 	}
 	c.TTLMs = 0

@@ -119,7 +119,7 @@ func TestTwoRevisionsOneEndpoint(t *testing.T) {
 		{name: "discover lists both revisions", body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta2026 + `}}`,
 			headers: hdr("server/discover", ""), wantStatus: 200, want: `"supportedVersions":["2026-07-28","2025-11-25"`},
 		{name: "discover may be cached", body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta2026 + `}}`,
-			headers: hdr("server/discover", ""), wantStatus: 200, want: `"ttlMs":300000 && "cacheScope":"public"`},
+			headers: hdr("server/discover", ""), wantStatus: 200, want: `"ttlMs":300000 && "cacheScope":"private"`},
 		{name: "lists are never fresh", body: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta2026 + `}}`,
 			headers: hdr("tools/list", ""), wantStatus: 200, want: `"ttlMs":0} && "cacheScope":"private"`},
 		{name: "a tool with a bad x-mcp-header is not listed", body: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta2026 + `}}`,
