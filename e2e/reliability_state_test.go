@@ -20,7 +20,8 @@ func stateWrites(t *testing.T, dir string) (count func() int, stop func()) {
 	if err != nil {
 		t.Fatalf("inotify (this test needs Linux): %v", err)
 	}
-	if _, err := syscall.InotifyAddWatch(fd, dir, syscall.IN_MOVED_TO); err != nil {
+	wd, err := syscall.InotifyAddWatch(fd, dir, syscall.IN_MOVED_TO)
+	if err != nil {
 		t.Fatal(err)
 	}
 	n := make(chan int, 1)
@@ -36,7 +37,14 @@ func stateWrites(t *testing.T, dir string) (count func() int, stop func()) {
 			}
 			for off := 0; off+syscall.SizeofInotifyEvent <= k; {
 				ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))
-				name := string(buf[off+syscall.SizeofInotifyEvent : off+syscall.SizeofInotifyEvent+int(ev.Len)])
+				if ev.Mask&syscall.IN_IGNORED != 0 {
+					return // the watch was removed: stop
+				}
+				end := off + syscall.SizeofInotifyEvent + int(ev.Len)
+				if end > k {
+					return
+				}
+				name := string(buf[off+syscall.SizeofInotifyEvent : end])
 				if len(name) >= len("state.json") && name[:len("state.json")] == "state.json" {
 					n <- <-n + 1
 				}
@@ -44,7 +52,14 @@ func stateWrites(t *testing.T, dir string) (count func() int, stop func()) {
 			}
 		}
 	}()
-	return func() int { v := <-n; n <- v; return v }, func() { syscall.Close(fd); <-done }
+	// Stopping removes the watch, whose IN_IGNORED event ends the reader,
+	// and only then closes fd: closed while the reader was in Read, the
+	// number could go to a file another test opens, read as events.
+	return func() int { v := <-n; n <- v; return v }, func() {
+		syscall.InotifyRmWatch(fd, uint32(wd))
+		<-done
+		syscall.Close(fd)
+	}
 }
 
 // TestReliabilityStateFile (issue 15, point 9, and the kill -9 case): a page
