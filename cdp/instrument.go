@@ -104,8 +104,13 @@ type Options struct {
 	// Empty follows every target of the browser.
 	BrowserContext string
 	// Userscripts are the operator's scripts, run in the documents they
-	// match after the page API is in place (userscripts.go).
-	Userscripts []*userscript.Script
+	// match after the page API is in place (userscripts.go). When the set
+	// is replaced, the documents loaded from then on run the new scripts
+	// (userscripts_reload.go). Nil: none.
+	Userscripts *userscript.Set
+	// UserscriptRuns, when set, records the documents each userscript
+	// runs in.
+	UserscriptRuns *userscript.Runs
 }
 
 // Marks are the secrets a Browser writes into the page script: the nonce
@@ -177,8 +182,10 @@ type Browser struct {
 	// defaultContext is the browser's default context's id, when
 	// Options.BrowserContext names another (contexts.go).
 	defaultContext string
-	// us are the userscripts injected after the page script (userscripts.go).
-	us userscripts
+	// us are the userscripts injected after the page script (userscripts.go);
+	// usChanged is closed when the Options' set is replaced.
+	us        userscripts
+	usChanged <-chan struct{}
 }
 
 type targetState struct {
@@ -195,6 +202,8 @@ type targetState struct {
 	parentFrame cdpt.FrameID
 	// calls are the calls running in this target; a crash cancels them.
 	calls map[*runningCall]struct{}
+	// us are the userscripts registered in it (userscripts_reload.go).
+	us targetScripts
 	// shown says the sink was told of this tab; prerender that it is a
 	// prerendered page, no tab until activated; loadedBefore that its
 	// document loaded before we attached (targets.go).
@@ -279,7 +288,9 @@ func NewBrowser(conn *Conn, opts Options) (*Browser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the page script: %w", err)
 	}
-	if err := b.us.prepare(opts.Userscripts, b.nonce); err != nil {
+	var scripts []*userscript.Script
+	scripts, b.usChanged = opts.Userscripts.Scripts()
+	if err := b.us.prepare(scripts, b.nonce); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -312,6 +323,9 @@ func (b *Browser) Start(ctx context.Context, sink Sink) error {
 		return fmt.Errorf("turning on auto-attach: %w", err)
 	}
 	b.noteExisting()
+	if b.usChanged != nil {
+		go b.followUserscripts(ctx, b.usChanged) // (userscripts_reload.go)
+	}
 	return nil
 }
 

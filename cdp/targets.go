@@ -147,7 +147,9 @@ func (b *Browser) setup(t *targetState, existing bool) {
 		{page.CommandEnable, nil},
 		{page.CommandAddScriptToEvaluateOnNewDocument, b.scriptParams},
 	}
-	for _, p := range b.us.params { // after the page API (userscripts.go)
+	us := b.beginUserscripts(t, len(steps)) // after the page API (userscripts_reload.go)
+	defer b.endUserscripts(us)
+	for _, p := range us.params {
 		steps = append(steps, step{page.CommandAddScriptToEvaluateOnNewDocument, p})
 	}
 	frames := &target.SetAutoAttachParams{AutoAttach: true, WaitForDebuggerOnStart: true, Flatten: ptr(true)}
@@ -197,13 +199,25 @@ func (b *Browser) setup(t *targetState, existing bool) {
 	wctx, cancel := context.WithTimeout(b.life, setupTimeout)
 	defer cancel()
 	for i, p := range pending {
-		if err := p.Wait(wctx, nil); err != nil {
+		var res any
+		var added page.AddScriptToEvaluateOnNewDocumentResult
+		if us.holds(i) {
+			res = &added
+		}
+		if err := p.Wait(wctx, res); err != nil {
 			level := slog.LevelWarn
 			if steps[i].method == webmcp.CommandEnable || errors.Is(err, ErrTargetGone) || errors.Is(err, ErrClosed) {
 				level = slog.LevelDebug
 			}
 			b.logger.Log(b.life, level, "a setup step failed", "url", t.url, "target", t.targetID, "err", err)
+		} else if us.holds(i) {
+			us.ids = append(us.ids, added.Identifier)
 		}
+	}
+	if existing && t.kind == "page" && !b.opts.ReloadExisting {
+		b.mu.Lock()
+		b.noteRunsLocked(t, t.url, true) // the open document ran them (runImmediately)
+		b.mu.Unlock()
 	}
 	if existing && t.kind == "page" && b.opts.ReloadExisting {
 		b.logger.Info("reloading a tab that loaded before we attached", "url", t.url, "target", t.targetID)
@@ -358,6 +372,7 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 			b.newTopDocumentLocked(t)
 		}
 		t.frames[ev.Frame.ID] = frameInfo{url: ev.Frame.URL, origin: ev.Frame.SecurityOrigin}
+		b.noteRunsLocked(t, ev.Frame.URL+ev.Frame.URLFragment, ev.Frame.ParentID == "" && t.kind == "page") // (userscripts_reload.go)
 		// Native WebMCP sends no toolsRemoved on navigation.
 		if nd := t.natives[ev.Frame.ID]; nd != nil {
 			delete(t.natives, ev.Frame.ID)

@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
+	"sync"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/page"
@@ -23,7 +25,9 @@ import (
 // script's patterns (userscript.Script.Pattern, valid JavaScript), since
 // the URL of a document to come is not known when the script is added.
 // A script that throws stops alone: the browser reports the exception, and
-// its source URL names the script in our log.
+// its source URL names the script in our log. When the operator's files
+// are read again, the new set replaces the old in every target, for the
+// documents loaded from then on (userscripts_reload.go).
 
 // userscriptURL starts the source URL of each injected userscript; the
 // script's number and its file's name follow.
@@ -70,60 +74,123 @@ apply(listen, document, ['DOMContentLoaded', when === 'document-end' ? go : () =
 // starts on.
 var userscriptFirstLine = strings.Count(userscriptWrapper[:strings.Index(userscriptWrapper, "%[6]s")], "\n")
 
-// userscripts are a Browser's injected userscripts.
+// userscripts are a Browser's injected userscripts: those in force
+// (userscript.Set, replaced on a reload) and every one injected before,
+// which documents still open may have run. Its methods are safe for
+// concurrent use.
 type userscripts struct {
-	// params are the Page.addScriptToEvaluateOnNewDocument params of each.
-	params []jsonv2.Value
-	// byURL finds a script by its source URL.
-	byURL map[string]*userscript.Script
-	// names are the scripts' @names, by number (the page script's
-	// userscripts.run and the source URL carry the number).
+	mu    sync.RWMutex
+	nonce string
+	// gen counts the sets put in force (set).
+	gen int
+	// now are the scripts in force, with their
+	// Page.addScriptToEvaluateOnNewDocument params: params for a target
+	// being set up (runImmediately: documents open at attach run them),
+	// later for one followed already (documents open keep what they ran).
+	now           []*userscript.Script
+	params, later []jsonv2.Value
+	// byURL finds every script injected by its source URL.
+	byURL map[string]usRef
+	// names are the @names of every script injected, by number (the page
+	// script's userscripts.run and the source URL carry the number).
 	names []string
 }
 
+// usRef is an injected script, as an exception or a stack names it.
+type usRef struct{ name, file string }
+
 // name returns the @name of script n, or "" when there is none such.
 func (u *userscripts) name(n *int) string {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
 	if n == nil || *n < 0 || *n >= len(u.names) {
 		return ""
 	}
 	return u.names[*n]
 }
 
+// lookup returns the script injected under a source URL.
+func (u *userscripts) lookup(url string) (usRef, bool) {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	s, ok := u.byURL[url]
+	return s, ok
+}
+
+// any says whether a script was ever injected.
+func (u *userscripts) any() bool {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	return len(u.byURL) > 0
+}
+
+// current returns the set in force: its number, its scripts and their
+// params for a target being set up and for one followed already.
+func (u *userscripts) current() (gen int, now []*userscript.Script, params, later []jsonv2.Value) {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	return u.gen, u.now, u.params, u.later
+}
+
 // fromStack returns the @name of the first userscript in a stack (a
 // native tool's registration), or "".
 func (u *userscripts) fromStack(st *runtime.StackTrace) string {
-	if st == nil || len(u.byURL) == 0 {
+	if st == nil || !u.any() {
 		return ""
 	}
 	for _, f := range st.CallFrames {
-		if s := u.byURL[f.URL]; s != nil {
-			return s.Name
+		if s, ok := u.lookup(f.URL); ok {
+			return s.name
 		}
 	}
 	return ""
 }
 
-// prepare renders each script's wrapper. The guard key is derived from
-// nonce, so that a document kept across a reconnection (same Marks) does
-// not run a script twice, and a page cannot predict it.
+// prepare renders the first scripts' wrappers. The guard key is derived
+// from nonce, so that a document kept across a reconnection (same Marks)
+// does not run a script twice, and a page cannot predict it.
 func (u *userscripts) prepare(scripts []*userscript.Script, nonce string) error {
-	u.byURL = make(map[string]*userscript.Script, len(scripts))
-	key := sha256.Sum256([]byte(nonce + "\x00userscripts.run"))
-	for i, s := range scripts {
+	u.nonce = nonce
+	return u.set(scripts)
+}
+
+// set renders each script's wrapper and puts them in force. Each is
+// numbered anew, after every script injected before.
+func (u *userscripts) set(scripts []*userscript.Script) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.byURL == nil {
+		u.byURL = make(map[string]usRef, len(scripts))
+	}
+	key := sha256.Sum256([]byte(u.nonce + "\x00userscripts.run"))
+	params := make([]jsonv2.Value, 0, len(scripts))
+	later := make([]jsonv2.Value, 0, len(scripts))
+	names := u.names
+	urls := map[string]usRef{}
+	for _, s := range scripts {
+		n := len(names)
 		match, exclude := s.Pattern()
-		sum := sha256.Sum256([]byte(nonce + "\x00userscript\x00" + s.Name))
-		url := userscriptURL + strconv.Itoa(i) + "/" + safeFileName(s.File)
+		sum := sha256.Sum256([]byte(u.nonce + "\x00userscript\x00" + s.Name))
+		url := userscriptURL + strconv.Itoa(n) + "/" + safeFileName(s.File)
 		src := fmt.Sprintf(userscriptWrapper, jsString(match), jsString(exclude), s.NoFrames,
 			jsString("webmcp-cdp/userscript/"+hex.EncodeToString(sum[:12])), string(s.RunAt), s.Source, url,
-			jsString(hex.EncodeToString(key[:16])), i)
-		p, err := jsonv2.Marshal(&page.AddScriptToEvaluateOnNewDocumentParams{Source: src, RunImmediately: ptr(true)})
-		if err != nil {
-			return fmt.Errorf("encoding userscript %s: %w", s.File, err)
+			jsString(hex.EncodeToString(key[:16])), n)
+		for _, p := range []struct {
+			to  *[]jsonv2.Value
+			now bool
+		}{{&params, true}, {&later, false}} {
+			v, err := jsonv2.Marshal(&page.AddScriptToEvaluateOnNewDocumentParams{Source: src, RunImmediately: ptr(p.now)})
+			if err != nil {
+				return fmt.Errorf("encoding userscript %s: %w", s.File, err)
+			}
+			*p.to = append(*p.to, v)
 		}
-		u.params = append(u.params, p)
-		u.byURL[url] = s
-		u.names = append(u.names, s.Name)
+		urls[url] = usRef{name: s.Name, file: s.File}
+		names = append(names, s.Name)
 	}
+	maps.Copy(u.byURL, urls)
+	u.names, u.now, u.params, u.later = names, scripts, params, later
+	u.gen++
 	return nil
 }
 
@@ -153,7 +220,7 @@ func safeFileName(file string) string {
 // Other exceptions are the page's own and are left alone (CI mode's
 // diagnosis records them).
 func (b *Browser) onException(t *targetState, params jsonv2.Value) {
-	if len(b.us.byURL) == 0 {
+	if !b.us.any() {
 		return
 	}
 	var ev runtime.EventExceptionThrown
@@ -174,8 +241,8 @@ func (b *Browser) onException(t *targetState, params jsonv2.Value) {
 		}
 	}
 	for _, a := range at {
-		s := b.us.byURL[a.url]
-		if s == nil {
+		s, ok := b.us.lookup(a.url)
+		if !ok {
 			continue
 		}
 		text := e.Text
@@ -191,7 +258,7 @@ func (b *Browser) onException(t *targetState, params jsonv2.Value) {
 		}
 		b.mu.Unlock()
 		line := int(a.line) - userscriptFirstLine + 1
-		b.logger.Warn("a userscript threw; the page and the other scripts go on", "script", s.Name, "file", s.File, "line", line, "url", url, "err", text)
+		b.logger.Warn("a userscript threw; the page and the other scripts go on", "script", s.name, "file", s.file, "line", line, "url", url, "err", text)
 		return
 	}
 }

@@ -1,14 +1,19 @@
 package cdp
 
 import (
+	"log/slog"
 	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 
 	"github.com/webmcp-cdp/webmcp-cdp/internal/userscript"
+	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 
 func testUserscript(t *testing.T, lines ...string) *userscript.Script {
@@ -113,7 +118,82 @@ func TestUserscriptLines(t *testing.T) {
 	if !strings.HasSuffix(strings.TrimSpace(p.Source), "//# sourceURL="+userscriptURL+"0/orders.user.js") {
 		t.Errorf("the wrapper does not end with its source URL:\n%s", p.Source[len(p.Source)-80:])
 	}
-	if u.byURL[userscriptURL+"0/orders.user.js"] != s {
+	if u.byURL[userscriptURL+"0/orders.user.js"] != (usRef{name: s.Name, file: s.File}) {
 		t.Error("the source URL does not lead back to the script")
+	}
+}
+
+// TestUserscriptsReload: when the set is replaced, a target followed
+// already gets the new script (not run in its open documents) and loses the
+// old one by its identifier; a target attached later gets the new one
+// alone; a document loaded is noted as run by the scripts that take its
+// URL, and not by those removed.
+func TestUserscriptsReload(t *testing.T) {
+	named := func(name string) *userscript.Script {
+		return testUserscript(t, "@name "+name, "@match http://a.test/*")
+	}
+	set := userscript.NewSet([]*userscript.Script{named("Old")})
+	runs := userscript.NewRuns()
+	c, f := newTestConn(t)
+	b, err := NewBrowser(c, Options{Backend: polyfill.BackendPolyfill, Logger: slog.New(slog.DiscardHandler), Userscripts: set, UserscriptRuns: runs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go b.Start(t.Context(), newFakeSink())
+	for range 2 {
+		f.reply(t, f.next(t).ID, `{}`)
+	}
+	// setup answers a target's setup, giving the userscript's registration
+	// (the second script added, after the page script) the identifier id,
+	// and returns the sources of the scripts added.
+	setup := func(session target.SessionID, id string) []string {
+		var added []string
+		for {
+			m := f.next(t)
+			res := `{}`
+			if m.Method == page.CommandAddScriptToEvaluateOnNewDocument {
+				var p page.AddScriptToEvaluateOnNewDocumentParams
+				jsonv2.Unmarshal(m.Params, &p)
+				if added = append(added, p.Source); len(added) == 2 {
+					res = `{"identifier":"` + id + `"}`
+				}
+			}
+			f.feed(t, &cdproto.Message{ID: m.ID, SessionID: session, Result: jsonv2.Value(res)})
+			if m.Method == runtime.CommandRunIfWaitingForDebugger {
+				return added
+			}
+		}
+	}
+	f.feed(t, attachedEvent("", "S1", "T1", "page", "about:blank", true))
+	if added := setup("S1", "us-1"); len(added) != 2 || !strings.Contains(added[1], "@name Old") {
+		t.Fatalf("the setup added %d scripts, want the page script and Old", len(added))
+	}
+
+	set.Replace([]*userscript.Script{named("New")})
+	m := f.next(t)
+	var p page.AddScriptToEvaluateOnNewDocumentParams
+	if err := jsonv2.Unmarshal(m.Params, &p); err != nil || m.Method != page.CommandAddScriptToEvaluateOnNewDocument || !strings.Contains(p.Source, "@name New") {
+		t.Fatalf("after the reload the browser was sent %s %.80s, want New added", m.Method, p.Source)
+	}
+	if p.RunImmediately != nil && *p.RunImmediately {
+		t.Error("the new script runs in the documents already open")
+	}
+	f.feed(t, &cdproto.Message{ID: m.ID, SessionID: "S1", Result: jsonv2.Value(`{"identifier":"us-2"}`)})
+	m = f.next(t)
+	if m.Method != page.CommandRemoveScriptToEvaluateOnNewDocument || !strings.Contains(string(m.Params), `"us-1"`) {
+		t.Fatalf("then %s %s, want Old removed by its identifier", m.Method, m.Params)
+	}
+	f.feed(t, &cdproto.Message{ID: m.ID, SessionID: "S1", Result: jsonv2.Value(`{}`)})
+
+	f.feed(t, event("S1", cdproto.EventPageFrameNavigated, `{"frame":{"id":"T1","loaderId":"L1","url":"http://a.test/x","securityOrigin":"http://a.test","mimeType":"text/html","domainAndRegistry":"","secureContextType":"InsecureScheme","crossOriginIsolatedContextType":"NotIsolated","gatedAPIFeatures":[]},"type":"Navigation"}`))
+	f.feed(t, attachedEvent("", "S2", "T2", "page", "about:blank", true))
+	if added := setup("S2", "us-3"); len(added) != 2 || !strings.Contains(added[1], "@name New") {
+		t.Errorf("a target attached after the reload got %d scripts, want the page script and New", len(added))
+	}
+	if n, urls := runs.Of("New"); n != 1 || len(urls) != 1 || urls[0] != "http://a.test/x" {
+		t.Errorf("New ran in %d documents %v, want http://a.test/x", n, urls)
+	}
+	if n, _ := runs.Of("Old"); n != 0 {
+		t.Errorf("Old, removed, ran in %d documents", n)
 	}
 }

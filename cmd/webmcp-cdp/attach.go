@@ -25,7 +25,7 @@ func newAttach() *cobra.Command {
 			"unless asked: --reload-existing reloads the tabs that loaded before it attached (their early\n" +
 			"registrations are otherwise unseen), and URLs given as arguments open in new tabs.",
 		RunE: func(cmd *cobra.Command, urls []string) error {
-			backend, err := bf.check()
+			backend, err := bf.check(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -54,7 +54,7 @@ func TestFlagValueCompletion(t *testing.T) {
 			if err := fs.Set(name, v); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := f.check(); err != nil {
+			if _, err := f.check(t.Context()); err != nil {
 				t.Errorf("--%s %s: %v", name, v, err)
 			}
 		}

@@ -24,7 +24,7 @@ func newDemo() *cobra.Command {
 			"(with --exit, it stops after the demo).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			backend, err := bf.check()
+			backend, err := bf.check(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -130,7 +130,7 @@ func TestCIModeFlags(t *testing.T) {
 func TestCIModeServingDefaults(t *testing.T) {
 	var f ciFlags
 	f.register(&cobra.Command{Use: "inspect"}, false)
-	if _, err := f.sf.check(); err != nil {
+	if _, err := f.sf.check(t.Context()); err != nil {
 		t.Fatalf("CI mode's flags at their defaults do not check: %v", err)
 	}
 	if f.sf.stateDir != "" {

@@ -114,8 +114,8 @@ func (f *browserFlags) register(fs *pflag.FlagSet) {
 }
 
 // check refuses bad flags before anything starts, and returns the backend.
-func (f *browserFlags) check() (polyfill.Backend, error) {
-	backend, err := f.serve.check()
+func (f *browserFlags) check(ctx context.Context) (polyfill.Backend, error) {
+	backend, err := f.serve.check(ctx)
 	if err != nil {
 		return "", err
 	}

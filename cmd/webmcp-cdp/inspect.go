@@ -58,7 +58,7 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 // startCI checks the flags, launches headless Chromium and instruments it
 // (cmd/webmcp-cdp/cibrowser). Every failure exits with status 2.
 func startCI(ctx context.Context, f *ciFlags) (*cibrowser.Browser, error) {
-	backend, err := f.sf.check()
+	backend, err := f.sf.check(ctx)
 	if err != nil {
 		return nil, cli.Usage(err)
 	}

@@ -67,7 +67,7 @@ func newLaunch() *cobra.Command {
 		Use:   "launch [flags] [URL...]",
 		Short: "Start Chromium, open the URLs, and serve their WebMCP tools over MCP on stdio",
 		RunE: func(cmd *cobra.Command, urls []string) error {
-			backend, err := bf.check()
+			backend, err := bf.check(cmd.Context())
 			if err != nil {
 				return err
 			}

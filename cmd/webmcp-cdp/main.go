@@ -40,8 +40,9 @@ func main() {
 	// Ignore, so that the browser we start does not inherit SIG_IGN.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	// SIGHUP (the terminal or the parent went) ends the session like
-	// SIGTERM: clean up, then exit.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// SIGTERM, unless --userscript takes it to read the scripts again.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stopHangup := cli.WithHangup(ctx)
 	// `webmcp-cdp bench --memprofile` sets this on the server it measures.
 	writeMemProfile := bench.StartMemProfile(ctx, os.Getenv(bench.MemProfileEnv))
 	// And `webmcp-cdp bench` sets this on the server of its memory rows.
@@ -59,6 +60,7 @@ func main() {
 		slog.Info("interrupted while starting; stopped", "during", err)
 		err = nil
 	}
+	stopHangup()
 	stop()
 	// Before os.Exit, which would skip a deferred stop and leave the
 	// profile truncated.

@@ -76,7 +76,7 @@ func (f *pageFlags) register(fs *pflag.FlagSet) {
 	f.userscripts.Register(fs)
 }
 
-func (f *pageFlags) check() (polyfill.Backend, error) {
+func (f *pageFlags) check(ctx context.Context) (polyfill.Backend, error) {
 	b, err := polyfill.ParseBackend(f.backend)
 	if err != nil {
 		return "", fmt.Errorf("--backend: %w", err)
@@ -109,7 +109,7 @@ func (f *pageFlags) check() (polyfill.Backend, error) {
 	if f.origins, err = hub.NewOriginPolicy(f.allowOrigins, f.denyOrigins); err != nil {
 		return "", err
 	}
-	return b, f.userscripts.Load(slog.Default())
+	return b, f.userscripts.Load(ctx, slog.Default())
 }
 
 // callFlags are the flags of how a tool call runs.
@@ -188,8 +188,8 @@ func (f *serveFlags) registerServing(fs *pflag.FlagSet) {
 	fs.StringVar(&f.record, "record", "", "write every page-tool call of the session to this file, as it goes, as a spec that webmcp-cdp test replays (secrets as ${NAME} placeholders; see docs/ci-spec.md)")
 }
 
-func (f *serveFlags) check() (polyfill.Backend, error) {
-	b, err := f.pageFlags.check()
+func (f *serveFlags) check(ctx context.Context) (polyfill.Backend, error) {
+	b, err := f.pageFlags.check(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -222,7 +222,7 @@ func (f *serveFlags) cdpOptions(backend polyfill.Backend, reloadExisting bool, l
 		ViewportHeight: f.viewport.H,
 		Logger:         logger,
 		PageTimes:      f.tel.Tracing(),
-		Userscripts:    f.userscripts.Scripts,
+		Userscripts:    f.userscripts.Set,
 	}
 }
 

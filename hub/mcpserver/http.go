@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/internal/sdklog"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/userscript"
 )
 
 // HTTPOptions configures the streamable HTTP endpoint.
@@ -62,6 +63,12 @@ type HTTPOptions struct {
 	// as /mcp: the bearer Token, or in OAuth mode a token with the read
 	// scope (metrics show the sites called, as the status page does).
 	Metrics http.Handler
+	// Userscripts, when set, returns the operator's userscripts in force
+	// (--userscript), each with the documents it ran in through s (in
+	// spaces mode, s is the person's own space: the documents are theirs
+	// alone), for the status page. It is asked at each showing, so a
+	// reload shows at once.
+	Userscripts func(s *Server) []userscript.Status
 	// Spaces, when set, gives each person a Server of their own, chosen per
 	// request by the OAuth token's principal (spaces_http.go). It needs
 	// OAuth mode (Auth), and is served by ServeSpaces.

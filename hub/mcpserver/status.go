@@ -23,6 +23,7 @@ import (
 
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/internal/core"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/userscript"
 )
 
 // The status page at / shows what a person setting up a client needs (the
@@ -103,8 +104,8 @@ button{font:inherit;margin-right:.5rem}.err{color:#f88}.ok{color:#8f8}.muted{col
 {{range .Tabs}}<tr><td>{{if .Browser}}<code>{{.Browser}}</code> · {{end}}{{.N}}{{if .Active}} (active){{end}}</td><td class="title">{{if .Title}}{{.Title}}{{else}}<span class="muted">no title</span>{{end}}</td><td><code>{{.URL}}</code></td><td>{{range .Tools}}<code>{{.}}</code><br>{{else}}<span class="muted">none</span>{{end}}</td><td class="servers">{{range .Servers}}<div class="server"><code>{{.Channel}}</code> {{if eq .Kind "iframe"}}<span class="muted">in an iframe of <code>{{.FrameOrigin}}</code></span> {{end}}{{count .Tools "tool" "tools"}}, {{count .Resources "resource" "resources"}}, {{count .Templates "template" "templates"}}, {{count .Prompts "prompt" "prompts"}}</div>{{else}}<span class="muted">none</span>{{end}}</td></tr>
 {{else}}<tr><td colspan="5" class="muted">no tabs</td></tr>{{end}}</table>
 {{if .Userscripts}}<h2>Userscripts</h2>
-<table id="userscripts"><tr><th>script</th><th>its tools</th><th>tabs</th></tr>
-{{range .Userscripts}}<tr><td><code>{{.Name}}</code></td><td>{{range .Tools}}<code>{{.}}</code><br>{{end}}</td><td>{{range $i, $n := .Tabs}}{{if $i}}, {{end}}{{$n}}{{else}}<span class="muted">cached</span>{{end}}</td></tr>
+<table id="userscripts"><tr><th>script</th><th>file</th><th>runs on</th><th>run at</th><th>ran in</th><th>its tools</th><th>tabs</th></tr>
+{{range .Userscripts}}<tr><td><code>{{.Name}}</code>{{if .Gone}} <span class="muted">(no longer loaded)</span>{{end}}</td><td>{{if .File}}<code>{{.File}}</code>{{end}}</td><td>{{range .Matches}}<code>{{.}}</code><br>{{end}}{{range .Excludes}}<span class="muted">not</span> <code>{{.}}</code><br>{{end}}</td><td>{{.RunAt}}{{if .NoFrames}}, top documents only{{end}}</td><td class="ran">{{if .Ran}}{{count .Ran "document" "documents"}}{{range .Documents}}<br><code>{{.}}</code>{{end}}{{else if .Loaded}}<span class="muted">none yet</span>{{end}}</td><td>{{range .Tools}}<code>{{.}}</code><br>{{else}}<span class="muted">none</span>{{end}}</td><td>{{range $i, $n := .Tabs}}{{if $i}}, {{end}}{{$n}}{{else}}{{if .Tools}}<span class="muted">cached</span>{{end}}{{end}}</td></tr>
 {{end}}</table>{{end}}
 <h2>Last calls</h2>
 <p><a id="session-spec" href="/session.yaml" download>Download the session's calls as a test spec</a> <span class="muted">(the recent calls{{if .RecordingSince}} made since this page was first opened, at {{.RecordingSince}}{{end}}; run it with <code>webmcp-cdp test FILE</code>; secrets are placeholders)</span></p>
@@ -142,6 +143,8 @@ type statusHandler struct {
 	// browserStates is HTTPOptions.Browsers.
 	browserStates func() []BrowserStatus
 	announce      func(link string)
+	// scripts is HTTPOptions.Userscripts.
+	scripts func(*Server) []userscript.Status
 	// others, in spaces mode, counts the other people's spaces open.
 	others   func() int
 	linkBase string // http://host:port/ for printed links
@@ -158,7 +161,7 @@ func newStatusHandler(s *Server, opts HTTPOptions, bound string) *statusHandler 
 		opts.Titles = s.opts.Titles
 	}
 	h := &statusHandler{
-		s: s, token: opts.Token, browser: opts.Browser, titles: opts.Titles, announce: opts.StatusLink, browserStates: opts.Browsers,
+		s: s, token: opts.Token, browser: opts.Browser, titles: opts.Titles, announce: opts.StatusLink, browserStates: opts.Browsers, scripts: opts.Userscripts,
 		linkBase: statusLink(bound),
 		once:     map[string]time.Time{}, cookies: map[string]time.Time{},
 	}
@@ -387,49 +390,6 @@ func (h *statusHandler) tabs(ctx context.Context) []statusTab {
 	// numbers' order within each).
 	slices.SortStableFunc(tabs, func(a, b statusTab) int { return strings.Compare(a.Browser, b.Browser) })
 	return tabs
-}
-
-// statusUserscript is an operator's userscript (--userscript) as the page
-// shows it: its tools listed now and the tabs they reach.
-type statusUserscript struct {
-	Name  string
-	Tools []string
-	Tabs  []int
-}
-
-// userscripts lists the userscripts whose tools are listed now, by name,
-// from the tools' provenance (the hub's catalog: a script that registered
-// no tool, or none now, is not shown).
-func (h *statusHandler) userscripts() []statusUserscript {
-	by := map[string]*statusUserscript{}
-	for _, rt := range h.s.hub.Tools() {
-		name := rt.Source.Userscript
-		if name == "" {
-			continue
-		}
-		u := by[name]
-		if u == nil {
-			u = &statusUserscript{Name: name}
-			by[name] = u
-		}
-		u.Tools = append(u.Tools, rt.Name)
-		tabs := rt.Source.Tabs
-		if len(tabs) == 0 && rt.Source.Tab > 0 {
-			tabs = []int{rt.Source.Tab}
-		}
-		for _, n := range tabs {
-			if !slices.Contains(u.Tabs, n) {
-				u.Tabs = append(u.Tabs, n)
-			}
-		}
-	}
-	out := make([]statusUserscript, 0, len(by))
-	for _, u := range by {
-		slices.Sort(u.Tabs)
-		out = append(out, *u)
-	}
-	slices.SortFunc(out, func(a, b statusUserscript) int { return strings.Compare(a.Name, b.Name) })
-	return out
 }
 
 // count words n things: "1 tool", "3 tools".

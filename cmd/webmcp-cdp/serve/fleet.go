@@ -95,8 +95,9 @@ func RunFleet(ctx context.Context, sup []Supplied, opts *Options, serving Servin
 		bs[fresh].URLs = urls
 	}
 	first := newFirstList(opts)
+	cdpOpts, runs := opts.cdpWithRuns()
 	fl, err := fleet.New(bs, fleet.Options{
-		CDP:               opts.CDP,
+		CDP:               cdpOpts,
 		IgnoreHTTPSErrors: opts.IgnoreHTTPSErrors,
 		Logger:            logger,
 		OnFirst:           first.onFirst(ctx),
@@ -153,6 +154,7 @@ func RunFleet(ctx context.Context, sup []Supplied, opts *Options, serving Servin
 	if m := metricsOf(opts.Telemetry); m != nil {
 		hopts.Metrics = m.Handler()
 	}
+	hopts.Userscripts = userscriptStatus(opts.CDP.Userscripts, runs)
 	hs, err := srv.ServeHTTP(hopts, errc)
 	if err != nil {
 		return &cli.ExitError{Code: 2, Err: err}

@@ -61,6 +61,7 @@ func (s *Session) Run(ctx context.Context, serving Serving) error {
 	if m := metricsOf(s.tel); m != nil {
 		opts.Metrics = m.Handler()
 	}
+	opts.Userscripts = userscriptStatus(s.scripts, s.runs)
 	h, err := s.Server.ServeHTTP(opts, errc)
 	if err != nil {
 		return &cli.ExitError{Code: 2, Err: err}

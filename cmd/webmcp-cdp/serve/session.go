@@ -24,6 +24,7 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/hub"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/mcpserver"
 	"github.com/webmcp-cdp/webmcp-cdp/hub/telemetry"
+	"github.com/webmcp-cdp/webmcp-cdp/internal/userscript"
 )
 
 // Options are what a served browser is made of.
@@ -72,6 +73,10 @@ type Session struct {
 	stop context.CancelFunc
 	// began is when Start was called.
 	began time.Time
+	// scripts are the userscripts in force; runs the documents each ran
+	// in (userscripts.go).
+	scripts *userscript.Set
+	runs    *userscript.Runs
 }
 
 // Start starts the browser sup describes, served alone: its source starts
@@ -86,8 +91,9 @@ func Start(ctx context.Context, sup Supplied, opts *Options) (*Session, error) {
 	first := newFirstList(opts)
 	up := make(chan fleet.First, 1)
 	fctx, stop := context.WithCancel(ctx)
+	cdpOpts, runs := opts.cdpWithRuns()
 	fl, err := fleet.New([]fleet.Browser{sup.Browser}, fleet.Options{
-		CDP:               opts.CDP,
+		CDP:               cdpOpts,
 		IgnoreHTTPSErrors: opts.IgnoreHTTPSErrors,
 		Logger:            logger,
 		OnFirst: func(f fleet.First) {
@@ -106,7 +112,7 @@ func Start(ctx context.Context, sup Supplied, opts *Options) (*Session, error) {
 	if !opts.inSpace {
 		watchTelemetry(opts.Telemetry, h, srv, set)
 	}
-	s := &Session{Hub: h, Server: srv, fleet: fl, first: first, tel: opts.Telemetry, stop: stop, began: began}
+	s := &Session{Hub: h, Server: srv, fleet: fl, first: first, tel: opts.Telemetry, stop: stop, began: began, scripts: opts.CDP.Userscripts, runs: runs}
 	warnIgnoreHTTPS(opts)
 	fl.Run(fctx, noting{tabLog: newTabLog(h, logger), regs: first.regs})
 	if err := fl.Started(ctx); err != nil {

@@ -440,6 +440,9 @@ func RunSpaces(ctx context.Context, opts *Options, serving Serving, so SpacesOpt
 	warnIgnoreHTTPS(opts)
 	hopts := *serving.HTTP
 	hopts.Spaces = ss
+	if opts.CDP.Userscripts != nil {
+		hopts.Userscripts = ss.userscripts
+	}
 	if m := metricsOf(opts.Telemetry); m != nil {
 		hopts.Metrics = m.Handler()
 	}
