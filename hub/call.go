@@ -19,6 +19,14 @@ func errorResult(format string, args ...any) core.Outcome {
 	return core.Errorf(format, args...)
 }
 
+// broken is errorResult for a call that did not end with the tool's own
+// answer: its page went away or timed out under it (core.Outcome.Broken).
+func broken(format string, args ...any) core.Outcome {
+	o := core.Errorf(format, args...)
+	o.Broken = true
+	return o
+}
+
 // Call runs the routed tool name with the arguments (a JSON object, or empty
 // for none). Every failure is a result with IsError set, worded for the model.
 func (h *Hub) Call(ctx context.Context, name string, args json.RawMessage) core.Outcome {
@@ -131,15 +139,15 @@ func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args
 			return errorResult("the client's deadline passed before %s answered", name), false
 		case errors.Is(context.Cause(callCtx), errCallTimeout):
 			n.result(ResultTimeout)
-			return errorResult("%s did not answer within %s, the limit set by --call-timeout; the page may be busy: try again, reload the tab (webmcp_reload_tab with tab %d), or restart webmcp-cdp with a longer --call-timeout", name, h.opts.CallTimeout, t.n), false
+			return broken("%s did not answer within %s, the limit set by --call-timeout; the page may be busy: try again, reload the tab (webmcp_reload_tab with tab %d), or restart webmcp-cdp with a longer --call-timeout", name, h.opts.CallTimeout, t.n), false
 		case errors.Is(err, core.ErrPageCrashed):
-			return errorResult("%s did not finish: the page in tab %d crashed; its tools come back when it is reloaded (webmcp_reload_tab with tab %d)", name, t.n, t.n), false
+			return broken("%s did not finish: the page in tab %d crashed; its tools come back when it is reloaded (webmcp_reload_tab with tab %d)", name, t.n, t.n), false
 		}
 		switch h.whatHappened(c) {
 		case tabClosed:
-			return errorResult("%s did not finish: its tab was closed; open the page again with webmcp_open_tab (url %s), then call the tool again", name, c.doc.URL), true
+			return broken("%s did not finish: its tab was closed; open the page again with webmcp_open_tab (url %s), then call the tool again", name, c.doc.URL), true
 		case navigated:
-			return errorResult("%s did not finish: the page navigated away; if the new page registers the tool again it comes back, else webmcp_list_tools finds the tools there are now", name), true
+			return broken("%s did not finish: the page navigated away; if the new page registers the tool again it comes back, else webmcp_list_tools finds the tools there are now", name), true
 		}
 		return errorResult("%s failed: %v", name, err), false
 	}

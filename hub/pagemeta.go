@@ -189,10 +189,10 @@ func iconProblem(raw json.RawMessage) string {
 	return "its src is not an https:, http: or data: URL"
 }
 
-// sameCarried reports whether two tools carry the same outputSchema, icons
-// and _meta (sameTool compares the rest).
+// sameCarried reports whether two tools carry the same outputSchema, icons,
+// _meta and task support (sameTool compares the rest).
 func sameCarried(a, b core.Tool) bool {
-	return bytes.Equal(a.OutputSchema, b.OutputSchema) && bytes.Equal(a.Icons, b.Icons) && bytes.Equal(a.Meta, b.Meta)
+	return bytes.Equal(a.OutputSchema, b.OutputSchema) && bytes.Equal(a.Icons, b.Icons) && bytes.Equal(a.Meta, b.Meta) && a.TaskSupport == b.TaskSupport
 }
 
 // sameDefinition reports whether two tools are the same in everything a

@@ -26,7 +26,7 @@ func ToOutcome(r core.Result, maxBytes int) core.Outcome {
 func toOutcome(r core.Result, maxBytes int) (core.Outcome, []string) {
 	if r.Err != "" {
 		o := core.Text(capText(r.Err, maxBytes, 0))
-		o.IsError = true
+		o.IsError, o.Broken = true, r.Protocol
 		return o, nil
 	}
 	switch r.Kind {

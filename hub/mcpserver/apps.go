@@ -77,25 +77,31 @@ func advertiseApps(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil || (method != "initialize" && method != "server/discover") || !declaresApps(requestCaps(req)) {
 			return res, err
 		}
-		var caps **mcp.ServerCapabilities
-		switch r := res.(type) {
-		case *mcp.InitializeResult:
-			caps = &r.Capabilities
-		case *mcp.DiscoverResult:
-			caps = &r.Capabilities
-		default:
-			return res, err
-		}
-		c := &mcp.ServerCapabilities{}
-		if *caps != nil {
-			cp := **caps // the server's own stays as it is
-			c = &cp
-		}
-		c.Extensions = maps.Clone(c.Extensions)
-		c.AddExtension(AppsExtension, map[string]any{"mimeTypes": []string{AppMIMEType}})
-		*caps = c
+		addExtension(res, AppsExtension, map[string]any{"mimeTypes": []string{AppMIMEType}})
 		return res, err
 	}
+}
+
+// addExtension adds an extension to an initialize or server/discover
+// result's capabilities (a copy: the server's own stay as they are).
+func addExtension(res mcp.Result, name string, settings map[string]any) {
+	var caps **mcp.ServerCapabilities
+	switch r := res.(type) {
+	case *mcp.InitializeResult:
+		caps = &r.Capabilities
+	case *mcp.DiscoverResult:
+		caps = &r.Capabilities
+	default:
+		return
+	}
+	c := &mcp.ServerCapabilities{}
+	if *caps != nil {
+		cp := **caps
+		c = &cp
+	}
+	c.Extensions = maps.Clone(c.Extensions)
+	c.AddExtension(name, settings)
+	*caps = c
 }
 
 // appForms renders the two listings of a tool whose _meta says how it is

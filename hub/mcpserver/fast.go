@@ -32,13 +32,15 @@ import (
 //     ASCII without quote or backslash (both echo back byte for byte);
 //   - the name is a page tool of the current snapshot;
 //   - the session is initialized (the SDK has set its InitializeParams),
-//     its client cannot elicit, --confirm is none, and the call asks no
-//     progress (as Server.callHandler's callNow);
+//     its client cannot elicit nor declared the Tasks extension, --confirm
+//     is none, and the call asks no progress (as Server.callHandler's
+//     callNow);
 //   - its _meta is absent, or carries no protocol version and no progress
 //     token (a legacy request), or is byte for byte one that the SDK has
 //     already accepted in a request of this session with protocol version
 //     2026-07-28 (the per-request _meta of a stateless client, which the
-//     go-sdk client sends unchanged on every request).
+//     go-sdk client sends unchanged on every request), and in neither case
+//     names the Tasks extension.
 //
 // notifications/cancelled for a call in flight here cancels it, and goes on
 // to the SDK too (for which it names no request).
@@ -158,7 +160,7 @@ func (f *fastCalls) try(line []byte) func() {
 		return nil
 	}
 	ip := ss.InitializeParams()
-	if ip == nil || f.srv.opts.Confirm != ConfirmNone || canAsk(ss) || !f.srv.tools.Has(p.Name) || f.srv.pageServerTool(p.Name) || p.Name == dispatchName {
+	if ip == nil || f.srv.opts.Confirm != ConfirmNone || canAsk(ss) || declaresTasks(clientCaps(ss)) || !f.srv.tools.Has(p.Name) || f.srv.pageServerTool(p.Name) || p.Name == dispatchName {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(f.srv.traceContextRaw(f.ctx, p.Meta))
@@ -260,6 +262,9 @@ func errorLine(rawID jsontext.Value, err error) []byte {
 func (f *fastCalls) metaKind(meta jsontext.Value) (newProtocol, ok bool) {
 	if meta == nil {
 		return false, true
+	}
+	if bytes.Contains(meta, []byte(TasksExtension)) {
+		return false, false // the call may become a task (tasks.go)
 	}
 	f.mu.Lock()
 	good := f.good[string(meta)]

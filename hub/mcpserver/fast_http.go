@@ -32,7 +32,8 @@ import (
 //   - the body parses strictly (as stdio's fast path reads a line), with a
 //     canonical id, and its name is Mcp-Name;
 //   - its _meta holds exactly the protocol version 2026-07-28, the client's
-//     capabilities (neither elicitation nor sampling: nothing to ask) and
+//     capabilities (neither elicitation nor sampling: nothing to ask; not
+//     the Tasks extension: the call may become a task) and
 //     maybe its clientInfo: no progress token, log level or other key;
 //   - the tool is a page tool of the current snapshot, not a page server's,
 //     with no x-mcp-header annotation, and --confirm is none.
@@ -144,7 +145,8 @@ func (f *fastHTTP) checkMeta(raw jsontext.Value) (fastMeta, bool) {
 
 // readFastMeta checks a _meta as the SDK's validateRequestMeta does, for
 // the values the fast path takes: the version exactly 2026-07-28,
-// capabilities that decode (into the SDK's type) and ask for nothing, a
+// capabilities that decode (into the SDK's type), ask for nothing and do
+// not declare the Tasks extension, a
 // clientInfo that decodes when present, and no other key.
 func readFastMeta(raw jsontext.Value) fastMeta {
 	var m struct {
@@ -156,7 +158,7 @@ func readFastMeta(raw jsontext.Value) fastMeta {
 		return fastMeta{}
 	}
 	var caps mcp.ClientCapabilities
-	if json.Unmarshal(m.Caps, &caps) != nil || canAskWith(&caps) {
+	if json.Unmarshal(m.Caps, &caps) != nil || canAskWith(&caps) || declaresTasks(&caps) {
 		return fastMeta{}
 	}
 	client := recentKey{name: "unknown"}

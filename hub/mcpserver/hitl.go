@@ -67,6 +67,9 @@ type outcome struct {
 	err   error
 	asks  mcp.InputRequestMap
 	state string
+	// broken says res is an error the call ended with rather than the
+	// tool's own (core.Outcome.Broken): a task reports it as failed.
+	broken bool
 }
 
 // toolResult is o as a tools/call result.
@@ -206,21 +209,7 @@ func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name 
 		}
 		return o.toolResult()
 	}
-	// The request's own capabilities: a 2026-07-28 client declares them
-	// in each request.
-	elicit := cr.caps != nil && cr.caps.Elicitation != nil
-	pc := h.newPending(name, args, elicit, s.opts.Dialogs, cr.owner)
-	if who := hub.Caller(ctx); who != "" { // runCtx is not the request's (oauth.go)
-		pc.runCtx = hub.WithCaller(pc.runCtx, who)
-	}
-	if req != nil && req.Params != nil {
-		// Nor is its trace: the call's spans go under the client's all the
-		// same (tracectx.go).
-		pc.runCtx = s.traceContext(pc.runCtx, req.Params.Meta)
-	}
-	pc.runCtx = s.hintContext(pc.runCtx, req)
-	pc.caps, pc.early = cr.caps, cr.answers
-	pc.progress.target(cr.ctx, cr.session, cr.token)
+	pc, elicit := s.prepareCall(ctx, req, name, args, cr)
 	if ask, why := s.needsConfirm(name); ask {
 		if !elicit {
 			return errResult("%s needs your confirmation first (%s; --confirm %s), but this client cannot be asked (it has no elicitation)", name, why, s.opts.Confirm), nil
@@ -240,6 +229,27 @@ func (s *Server) handleCall(ctx context.Context, req *mcp.CallToolRequest, name 
 		return nil, err
 	}
 	return o.toolResult()
+}
+
+// prepareCall makes the pendingCall of a client's tools/call, not yet
+// started, and says whether the client can be asked (elicitation).
+func (s *Server) prepareCall(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage, cr clientRequest) (*pendingCall, bool) {
+	// The request's own capabilities: a 2026-07-28 client declares them
+	// in each request.
+	elicit := cr.caps != nil && cr.caps.Elicitation != nil
+	pc := s.hitl.newPending(name, args, elicit, s.opts.Dialogs, cr.owner)
+	if who := hub.Caller(ctx); who != "" { // runCtx is not the request's (oauth.go)
+		pc.runCtx = hub.WithCaller(pc.runCtx, who)
+	}
+	if req != nil && req.Params != nil {
+		// Nor is its trace: the call's spans go under the client's all the
+		// same (tracectx.go).
+		pc.runCtx = s.traceContext(pc.runCtx, req.Params.Meta)
+	}
+	pc.runCtx = s.hintContext(pc.runCtx, req)
+	pc.caps, pc.early = cr.caps, cr.answers
+	pc.progress.target(cr.ctx, cr.session, cr.token)
+	return pc, elicit
 }
 
 // clientRequest is what a pending request needs of the client's request
@@ -276,15 +286,26 @@ func clientCaps(ss *mcp.ServerSession) *mcp.ClientCapabilities {
 // retry takes a retried request that carries the answer to a question
 // (its requestState names the pending request), from owner.
 func (h *hitl) retry(ctx context.Context, cr clientRequest, name, owner string) (outcome, error) {
+	pc, o, err := h.claim(cr, name, owner)
+	if pc == nil {
+		return o, err
+	}
+	return h.resume(ctx, cr, pc)
+}
+
+// claim finds the pending request a retry's requestState names, from
+// owner, and marks a request as waiting for it. When it returns no
+// pendingCall, the outcome or error is the retry's answer.
+func (h *hitl) claim(cr clientRequest, name, owner string) (*pendingCall, outcome, error) {
 	pc, ok := h.lookup(cr.state, owner)
 	if !ok {
 		// A forged, altered or replayed state, or one whose call ended:
 		// the request is invalid, not the tool's failure (MCP's MRTR).
-		return outcome{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+		return nil, outcome{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
 			"requestState names a call that is over or unknown (this server did not give it, or it was altered or already used); call %s again without requestState", name)}
 	}
 	if pc.name != name {
-		return outcome{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+		return nil, outcome{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
 			"requestState belongs to a call of %s, not %s; send it back with the call that asked", pc.name, name)}
 	}
 	pc.mu.Lock()
@@ -292,9 +313,9 @@ func (h *hitl) retry(ctx context.Context, cr clientRequest, name, owner string) 
 	pc.waiting = true
 	pc.mu.Unlock()
 	if busy {
-		return outcome{res: errResult("another request already waits for this call of %s; this retry was ignored", pc.name)}, nil
+		return nil, outcome{res: errResult("another request already waits for this call of %s; this retry was ignored", pc.name)}, nil
 	}
-	return h.resume(ctx, cr, pc)
+	return pc, outcome{}, nil
 }
 
 // runNow runs a call that cannot ask its client anything, in the caller's
@@ -351,13 +372,14 @@ func (h *hitl) newPending(name string, args json.RawMessage, elicit bool, policy
 		owner:     owner,
 	}
 	pc.run = func(ctx context.Context) outcome {
-		res := CallToolResult(h.call(ctx, pc.name, pc.args))
+		o := h.call(ctx, pc.name, pc.args)
+		res := CallToolResult(o)
 		pc.mu.Lock()
 		if pc.failed != "" {
 			res = errResult("%s: %s", pc.name, pc.failed)
 		}
 		pc.mu.Unlock()
-		return outcome{res: res}
+		return outcome{res: res, broken: o.Broken}
 	}
 	cctx, cancel := context.WithCancel(withRelay(withProgress(context.Background(), pc.progress), pc))
 	pc.cancel = cancel

@@ -12,7 +12,9 @@ import (
 // browser.cacheSupported capability (MCP-B's extension of initialize), and
 // each tool's annotations as the server gave them (mcp.ToolAnnotations
 // keeps only MCP's hints, drops keys such as cache, and writes
-// readOnlyHint and idempotentHint as false where the server gave none).
+// readOnlyHint and idempotentHint as false where the server gave none),
+// and each tool's execution.taskSupport (the 2026-07-28 mcp.Tool has no
+// execution; tasks.go reads it).
 
 // pagePeek holds what was read of one page server's answers.
 type pagePeek struct {
@@ -20,6 +22,7 @@ type pagePeek struct {
 	asked          map[jsonrpc.ID]string // our pending initialize and tools/list, by id
 	cacheSupported bool
 	annotations    map[string]map[string]any // by tool name, of the current listing
+	tasks          map[string]string         // execution.taskSupport by tool name, likewise
 }
 
 // maxPeekAsked bounds the requests of ours a pagePeek waits to read the
@@ -78,6 +81,9 @@ func (pp *pagePeek) received(msg jsonrpc.Message) {
 			Tools []struct {
 				Name        string         `json:"name"`
 				Annotations map[string]any `json:"annotations"`
+				Execution   struct {
+					TaskSupport string `json:"taskSupport"`
+				} `json:"execution"`
 			} `json:"tools"`
 		}
 		if json.Unmarshal(res.Result, &r) != nil {
@@ -90,6 +96,13 @@ func (pp *pagePeek) received(msg jsonrpc.Message) {
 			if t.Annotations != nil {
 				pp.annotations[t.Name] = t.Annotations
 			}
+			switch ts := t.Execution.TaskSupport; ts {
+			case taskForbidden, taskOptional, taskRequired: // any other value is dropped
+				if pp.tasks == nil {
+					pp.tasks = make(map[string]string)
+				}
+				pp.tasks[t.Name] = ts
+			}
 		}
 	}
 }
@@ -98,7 +111,7 @@ func (pp *pagePeek) received(msg jsonrpc.Message) {
 func (pp *pagePeek) startListing() {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
-	pp.annotations = nil
+	pp.annotations, pp.tasks = nil, nil
 }
 
 // toolAnnotations returns the annotations the server gave tool in this
@@ -107,4 +120,12 @@ func (pp *pagePeek) toolAnnotations(tool string) (map[string]any, bool) {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	return pp.annotations[tool], pp.cacheSupported
+}
+
+// taskSupport returns the execution.taskSupport the server gave tool in
+// this listing ("" for none).
+func (pp *pagePeek) taskSupport(tool string) string {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	return pp.tasks[tool]
 }

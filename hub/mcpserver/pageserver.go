@@ -177,7 +177,7 @@ func (p *pageSession) CallTool(ctx context.Context, tool string, args json.RawMe
 	if err != nil {
 		var werr *jsonrpc.Error
 		if errors.As(err, &werr) {
-			return core.Result{Err: "the page server refused the call: " + werr.Message}, nil
+			return core.Result{Err: "the page server refused the call: " + werr.Message, Protocol: true}, nil
 		}
 		if errors.Is(err, mcp.ErrConnectionClosed) {
 			return core.Result{}, core.ErrPageServerGone
@@ -420,7 +420,9 @@ func (s *Server) listPageTools(ctx context.Context, p *pageSession) {
 		}
 		for _, t := range res.Tools {
 			ann, cacheOK := p.peek.toolAnnotations(t.Name)
-			tools = append(tools, coreTool(t, ann, cacheOK))
+			ct := coreTool(t, ann, cacheOK)
+			ct.TaskSupport = p.peek.taskSupport(t.Name)
+			tools = append(tools, ct)
 		}
 		if res.NextCursor == "" {
 			break

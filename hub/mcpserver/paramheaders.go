@@ -31,9 +31,11 @@ const (
 
 // paramHeaderCheck wraps the stateless handler: a tools/call of a page
 // tool with x-mcp-header annotations has its Mcp-Param headers compared
-// with its arguments before the SDK sees it.
-// maxBody bounds the body it reads.
+// with its arguments before the SDK sees it, and a tasks method its
+// Mcp-Name with its taskId (taskHeaderCheck). maxBody bounds the body it
+// reads.
 func (s *Server) paramHeaderCheck(next http.Handler, maxBody int64) http.Handler {
+	next = taskHeaderCheck(next, maxBody)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Header.Get(headerMethod) != "tools/call" {
 			next.ServeHTTP(w, r)

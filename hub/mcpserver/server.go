@@ -87,6 +87,8 @@ type Options struct {
 	// from the call's _meta (--client-hints; hints.go). Calls then take
 	// the SDK's path, where the request's _meta is read.
 	ClientHints bool
+	// Tasks configures the Tasks extension (tasks.go; on by default).
+	Tasks TaskOptions
 }
 
 // Server is an MCP server over a hub.
@@ -124,6 +126,8 @@ type Server struct {
 	// space is the Server's HTTP handlers when it serves a person's space
 	// (spaces_http.go), built at the space's first request.
 	space spaceHandlers
+	// tasks are the calls made tasks (tasks.go).
+	tasks *taskStore
 }
 
 // New returns a server over h. It follows the catalog until ctx ends.
@@ -171,6 +175,9 @@ func New(ctx context.Context, h *hub.Hub, opts Options) *Server {
 	s.tools = NewToolSet(s.mcp, ToolSetOptions{Logger: opts.Logger, FirstList: opts.FirstList, Unlisted: s.unlistedTool})
 	go s.tools.Run(ctx)
 	s.addOwnTools()
+	s.tasks = newTaskStore(opts.Tasks)
+	s.opts.Tasks = s.tasks.opts
+	s.registerTasks()
 	if m := opts.List.Max; m > 0 && m < s.ownCount {
 		// ParseListPolicy refuses such a cap; a caller that set it directly
 		// gets its own tools listed all the same, over the cap.
@@ -323,6 +330,11 @@ func (s *Server) callHandler(name string) mcp.ToolHandler {
 		p := req.Params
 		ctx = s.traceContext(ctx, p.Meta)
 		ctx = s.hintContext(ctx, req)
+		if slot := taskSlotFrom(ctx); slot != nil {
+			if support := s.taskSupport(name); support != taskForbidden {
+				return s.taskCall(ctx, req, name, support, slot)
+			}
+		}
 		if p.RequestState == "" && p.GetProgressToken() == nil && s.opts.Confirm == ConfirmNone && !canAsk(req.Session) && !s.pageServerTool(name) {
 			return s.callNow(ctx, name, p.Arguments)
 		}

@@ -30,6 +30,9 @@ type Result struct {
 	Truncated int
 	// Err is the page's error message when the tool threw or was cancelled.
 	Err string
+	// Protocol says Err is a protocol error of an MCP-B page server (a
+	// JSON-RPC error answering tools/call), not the tool's own failure.
+	Protocol bool
 	// PageTook is how long the tool's execute took in the page, when
 	// PageTimed says it was measured (the browser was asked to time calls):
 	// by the page's clock (coarse: 0.1 ms in most pages) for the polyfill
@@ -62,6 +65,12 @@ type Outcome struct {
 	IsError bool
 	// Meta is the result's _meta, or nil.
 	Meta map[string]any
+	// Broken says the call did not end with the tool's own answer: its
+	// page server answered with a protocol error, or its page went away
+	// (tab closed, navigated, crashed) or timed out under it. IsError is
+	// then set and Content says why. A task reports it as failed rather
+	// than completed.
+	Broken bool
 }
 
 // Text returns an Outcome of one text block.

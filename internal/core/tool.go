@@ -32,6 +32,10 @@ type Tool struct {
 	// that registered the tool in the page, as the browser tells it; empty
 	// for the page's own tools.
 	Userscript string
+	// TaskSupport is an MCP-B page server tool's execution.taskSupport as
+	// its tools/list gave it: "forbidden", "optional" or "required" (any
+	// other value is dropped when read), or "" when it declared none.
+	TaskSupport string
 }
 
 // Backend names the WebMCP implementation that holds a document's tools.
