@@ -37,6 +37,7 @@ function installForms() {
   const localName = getter(Element.prototype, 'localName');
   const textContent = getter(Node.prototype, 'textContent');
   const focus = G.HTMLElement.prototype.focus;
+  installActiveSelectors(); // selectors.js (after the captures above)
   const I = G.HTMLInputElement.prototype;
   const S = G.HTMLSelectElement.prototype;
   const T = G.HTMLTextAreaElement.prototype;

@@ -26,6 +26,7 @@ var parts = []string{
 	"policy.js",      // the Permissions Policy "tools", as Go decided it
 	"execute.js",     // running and cancelling tools; this document's peer
 	"exposure.js",    // tools of other origins in this tab, relayed by Go
+	"selectors.js",   // :tool-form-active in selector APIs (before current.js, which installs)
 	"current.js",     // document.modelContext (the W3C draft)
 	"forms.js",       // declarative tools: <form toolname>
 	"native.js",      // observing a native document.modelContext
