@@ -72,7 +72,7 @@ type Options struct {
 
 // RowGroups names the groups of rows Options.Rows can select, in the order
 // they run.
-var RowGroups = []string{"startup", "stdio", "pageserver", "http", "surface", "attach", "browsers", "spaces", "pagescript", "navload", "navsteps", "grid"}
+var RowGroups = []string{"startup", "stdio", "pageserver", "http", "hints", "surface", "attach", "browsers", "spaces", "pagescript", "navload", "navsteps", "grid"}
 
 // selected reports whether the row group named group is to be measured.
 func (o *Options) selected(group string) bool {
@@ -173,6 +173,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if opts.selected("http") {
 		if err := httpRows(ctx, opts, memEnv, page, raw, add); err != nil {
+			return nil, err
+		}
+	}
+	if opts.selected("hints") {
+		if err := hintsRows(ctx, opts, page, raw, add); err != nil { // hints.go
 			return nil, err
 		}
 	}
