@@ -49,6 +49,19 @@ mc.registerTool({name: 'private_count', description: 'Count the calls that reach
 	return serveHandler(t, mux)
 }
 
+// teamUserscript is an operator's userscript on the team site: its
+// team_greeting says hello to who is signed in, in the page's own context.
+const teamUserscript = `// ==UserScript==
+// @name  Team greeting
+// @match http://127.0.0.1:*/team/*
+// @grant none
+// ==/UserScript==
+document.modelContext.registerTool({
+  name: 'team_greeting', description: 'Say hello to who is signed in to the team site.',
+  inputSchema: {type: 'object', properties: {}},
+  execute: () => { const m = document.cookie.match(/(?:^|; )who=([^;]*)/); return 'hello ' + (m ? m[1] : '-'); }});
+`
+
 // spacesHub is one webmcp-cdp serving a space per person.
 type spacesHub struct {
 	endpoint string
@@ -100,7 +113,11 @@ func TestSpacesPerPerson(t *testing.T) {
 	site := spacesSite(t)
 	as := startAuthServer(t, "http://127.0.0.1:1/mcp") // every token names its hub
 	records := t.TempDir()
-	hub := startSpacesHub(t, as, "launch", "--headless", "--record", filepath.Join(records, "session.yaml"), site+"/team/")
+	scripts := t.TempDir() // the operator's userscript (issue 42), for every space alike
+	if err := os.WriteFile(filepath.Join(scripts, "greeting.user.js"), []byte(teamUserscript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hub := startSpacesHub(t, as, "launch", "--headless", "--record", filepath.Join(records, "session.yaml"), "--userscript", scripts, site+"/team/")
 
 	alice, bob := hub.person(t, "alice"), hub.person(t, "bob")
 	signIn, whoami := listedTool(alice, "sign_in"), listedTool(alice, "whoami")
@@ -111,6 +128,14 @@ func TestSpacesPerPerson(t *testing.T) {
 	if got := bob.callOK(listedTool(bob, "whoami"), map[string]any{}); got != "-/-" {
 		t.Fatalf("Bob's copy of the start page shows %q signed in, want nobody", got)
 	}
+
+	t.Run("the operator's userscript runs in each space alike", func(t *testing.T) {
+		for c, want := range map[*client]string{alice: "hello alice", bob: "hello -"} {
+			if got := c.callOK(listedTool(c, "team_greeting"), map[string]any{}); got != want {
+				t.Errorf("the userscript's team_greeting answers %q, want %q (in the person's own context)", got, want)
+			}
+		}
+	})
 
 	t.Run("Alice's tab is hers alone", func(t *testing.T) {
 		bob.drainChanges()
