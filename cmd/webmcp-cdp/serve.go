@@ -146,6 +146,7 @@ type serveFlags struct {
 	waitTools  time.Duration
 	confirm    string
 	hints      bool // --client-hints
+	tasks      cli.Tasks
 	// What tools/list holds (--list, --max-listed-tools).
 	list      string
 	maxListed int
@@ -178,6 +179,7 @@ func (f *serveFlags) registerServing(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.waitTools, "wait-tools", 10*time.Second, "hold a client's first tools/list until each start page has loaded and its tools settled (--settle), or with attach and no URLs until the open tabs are read, at most this long; 0 answers at once")
 	fs.StringVar(&f.confirm, "confirm", "none", "ask the client before calling: consequential (tools marked consequentialHint), writes (every tool not marked readOnlyHint), or none")
 	cli.OneOf(fs, "confirm", mcpserver.ConfirmPolicies())
+	f.tasks.Register(fs)
 	fs.BoolVar(&f.hints, "client-hints", false, "show the page of a call the person's language, time zone and position from the call's _meta (openai/locale, openai/userLocation), granting it the position only while the call runs")
 	fs.StringVar(&f.list, "list", "all", "which page tools tools/list holds: all, active (the active tab's; the rest stay reachable through webmcp_list_tools and webmcp_call), or active+cached (also cached tools of closed pages)")
 	cli.OneOf(fs, "list", mcpserver.ListModes())
@@ -259,6 +261,7 @@ func (f *serveFlags) serverOptions(logger *slog.Logger) mcpserver.Options {
 		List:         f.listing,
 		TraceContext: f.tel.TraceContext(),
 		ClientHints:  f.hints,
+		Tasks:        f.tasks.Options(),
 	}
 }
 
