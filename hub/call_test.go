@@ -51,12 +51,15 @@ func TestCallResults(t *testing.T) {
 		wantError  bool
 		wantText   string // a substring
 		wantStruct map[string]any
+		broken     bool // core.Outcome.Broken
 	}{
 		{name: "unknown name", call: "nope_search", wantError: true, wantText: `no open page has a tool named "nope_search"`},
 		{name: "invoke error", call: site + "_search", err: errors.New("the bridge broke"), wantError: true, wantText: site + "_search failed: the bridge broke"},
 		{name: "page throws", call: site + "_search", res: core.Result{Err: "boom"}, wantError: true, wantText: "boom"},
-		{name: "page crashed", call: site + "_search", err: core.ErrPageCrashed, wantError: true,
+		{name: "page crashed", call: site + "_search", err: core.ErrPageCrashed, wantError: true, broken: true,
 			wantText: "the page in tab 1 crashed; its tools come back when it is reloaded (webmcp_reload_tab with tab 1)"},
+		{name: "page server protocol error", call: site + "_search", res: core.Result{Err: "the page server refused the call: boom", Protocol: true},
+			wantError: true, broken: true, wantText: "refused the call: boom"},
 		{name: "string", call: site + "_search", res: core.Result{Kind: "string", Value: "found 3"}, wantText: "found 3"},
 		{name: "json object", call: site + "_search", res: core.Result{Kind: "json", Value: `{"sum":3}`}, wantText: `{"sum":3}`, wantStruct: map[string]any{"sum": float64(3)}},
 	}
@@ -66,8 +69,8 @@ func TestCallResults(t *testing.T) {
 			h := hub.New(b, hub.Options{})
 			h.Update(mkDoc("a", "A", origin), mkTools("search"), nil)
 			r := h.Call(context.Background(), tt.call, json.RawMessage(`{}`))
-			if r.IsError != tt.wantError {
-				t.Errorf("IsError = %v, want %v", r.IsError, tt.wantError)
+			if r.IsError != tt.wantError || r.Broken != tt.broken {
+				t.Errorf("IsError = %v, Broken = %v, want %v, %v", r.IsError, r.Broken, tt.wantError, tt.broken)
 			}
 			if got := text(t, r); !strings.Contains(got, tt.wantText) {
 				t.Errorf("text = %q, want it to contain %q", got, tt.wantText)
@@ -194,16 +197,17 @@ func TestCallErrorWording(t *testing.T) {
 		client  time.Duration // the caller's deadline, 0 for none
 		respond func(h *hub.Hub) func(context.Context, invocation) (core.Result, error)
 		want    string
+		broken  bool // the call broke rather than failed (core.Outcome.Broken: a task fails)
 	}{
-		{"our timeout", 50 * time.Millisecond, 0, block, site + "_search did not answer within 50ms"},
-		{"the client's deadline", time.Minute, 50 * time.Millisecond, block, "the client's deadline passed before " + site + "_search answered"},
+		{"our timeout", 50 * time.Millisecond, 0, block, site + "_search did not answer within 50ms", true},
+		{"the client's deadline", time.Minute, 50 * time.Millisecond, block, "the client's deadline passed before " + site + "_search answered", false},
 		{"the page navigated", time.Minute, 0, fail("Execution context was destroyed", func(h *hub.Hub) {
 			h.DropDoc("a")
-		}), site + "_search did not finish: the page navigated away"},
+		}), site + "_search did not finish: the page navigated away", true},
 		{"the page navigated and came back", time.Minute, 0, fail("Inspected target navigated or closed", func(h *hub.Hub) {
 			h.DropDoc("a")
 			h.Update(mkDoc("a", "A", origin), mkTools("search"), nil)
-		}), site + "_search did not finish: the page navigated away"},
+		}), site + "_search did not finish: the page navigated away", true},
 		{"the tab closed", time.Minute, 0, fail("the page navigated away", func(h *hub.Hub) {
 			h.DropDoc("a")
 			go func() {
@@ -212,9 +216,9 @@ func TestCallErrorWording(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 				h.TabClosed("A")
 			}()
-		}), site + "_search did not finish: its tab was closed; open the page again with webmcp_open_tab (url " + origin + "/page-a)"},
+		}), site + "_search did not finish: its tab was closed; open the page again with webmcp_open_tab (url " + origin + "/page-a)", true},
 		{"another failure", time.Minute, 0, fail("the page script failed: boom", func(*hub.Hub) {}),
-			site + "_search failed: the page script failed: boom"},
+			site + "_search failed: the page script failed: boom", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,6 +235,9 @@ func TestCallErrorWording(t *testing.T) {
 			r := h.Call(ctx, site+"_search", nil)
 			if !r.IsError || !strings.HasPrefix(text(t, r), tt.want) {
 				t.Errorf("result %v %q, want the error %q", r.IsError, text(t, r), tt.want)
+			}
+			if r.Broken != tt.broken {
+				t.Errorf("Broken = %v, want %v", r.Broken, tt.broken)
 			}
 		})
 	}

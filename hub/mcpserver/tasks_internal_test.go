@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -20,14 +21,21 @@ import (
 // taskBrowser is a page whose tools are: quick (answers at once), slow
 // (answers when release is closed), block (runs until cancelled, then
 // tells cancelled), and gone (ends with its page server's protocol error
-// when breakIt is closed).
+// when breakIt is closed), and closing (its tab closes under it when
+// breakIt is closed).
 type taskBrowser struct {
 	release, breakIt chan struct{}
 	cancelled        chan struct{}
+	hub              *hub.Hub
 }
 
-func (b taskBrowser) Invoke(ctx context.Context, _, tool string, _ json.RawMessage) (core.Result, error) {
+func (b *taskBrowser) Invoke(ctx context.Context, _, tool string, _ json.RawMessage) (core.Result, error) {
 	switch tool {
+	case "closing":
+		<-b.breakIt
+		b.hub.DropDoc("d")
+		b.hub.TabClosed("T")
+		return core.Result{}, errors.New("the page navigated away")
 	case "quick":
 		return core.Result{Kind: core.KindString, Value: "quick answer"}, nil
 	case "slow", "gone":
@@ -51,12 +59,13 @@ func (b taskBrowser) Invoke(ctx context.Context, _, tool string, _ json.RawMessa
 }
 
 // taskServer is a Server whose tasks start after 20 ms, over a taskBrowser.
-func taskServer(t *testing.T, opts TaskOptions) (*Server, taskBrowser) {
+func taskServer(t *testing.T, opts TaskOptions) (*Server, *taskBrowser) {
 	t.Helper()
-	b := taskBrowser{release: make(chan struct{}), breakIt: make(chan struct{}), cancelled: make(chan struct{})}
+	b := &taskBrowser{release: make(chan struct{}), breakIt: make(chan struct{}), cancelled: make(chan struct{})}
 	h := hub.New(b, hub.Options{Logger: slog.New(slog.DiscardHandler)})
+	b.hub = h
 	var tools []core.Tool
-	for _, n := range []string{"quick", "slow", "block", "gone"} {
+	for _, n := range []string{"quick", "slow", "block", "gone", "closing"} {
 		tools = append(tools, core.Tool{Name: n, Description: "d " + n})
 	}
 	h.TabOpened("T", "https://s.test/", "S")
@@ -153,12 +162,18 @@ func TestTasks(t *testing.T) {
 		t.Errorf("tasks/get once cancelled: %v", got)
 	}
 	// A call whose page server broke makes a failed task with an error.
-	id = rpc(t, p, 10, "tools/call", call("gone"), tasksMeta)["result"].(map[string]any)["taskId"].(string)
+	// A call whose page server broke, and one whose tab closed under it,
+	// make failed tasks with the reason in their error.
+	broken := rpc(t, p, 10, "tools/call", call("gone"), tasksMeta)["result"].(map[string]any)["taskId"].(string)
+	closed := rpc(t, p, 11, "tools/call", call("closing"), tasksMeta)["result"].(map[string]any)["taskId"].(string)
 	close(b.breakIt)
-	<-s.tasks.get(id, "").done
-	got = rpc(t, p, 11, "tasks/get", taskOf(id), tasksMeta)["result"].(map[string]any)
-	if e, _ := got["error"].(map[string]any); got["status"] != taskFailed || e["code"] == nil || got["result"] != nil {
-		t.Errorf("tasks/get of a broken call: %v", got)
+	for i, c := range []struct{ id, why string }{{broken, "the page server broke"}, {closed, "its tab was closed"}} {
+		<-s.tasks.get(c.id, "").done
+		got = rpc(t, p, 12+i, "tasks/get", taskOf(c.id), tasksMeta)["result"].(map[string]any)
+		if e, _ := got["error"].(map[string]any); got["status"] != taskFailed || e["code"] == nil || got["result"] != nil ||
+			!strings.Contains(mustString(e["message"]), c.why) {
+			t.Errorf("tasks/get of a call that broke (%s): %v", c.why, got)
+		}
 	}
 }
 
