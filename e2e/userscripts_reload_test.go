@@ -47,9 +47,20 @@ func userscriptsSection(t *testing.T, status string) string {
 // the removed script's); a file broken at the next SIGHUP is logged with
 // its name and why, and the scripts in force stay. The status page lists
 // each script in force with its file, patterns and the documents it ran
-// in, also one that registered nothing.
+// in, also one that registered nothing. On both backends.
 func TestUserscriptsReload(t *testing.T) {
 	t.Parallel()
+	for _, tc := range userscriptBackends {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testUserscriptsReload(t, tc.args)
+		})
+	}
+}
+
+// testUserscriptsReload is TestUserscriptsReload on the backend args
+// choose.
+func testUserscriptsReload(t *testing.T, backend []string) {
 	base := serveFixtures(t)
 	dir := t.TempDir()
 	write := func(file, src string) {
@@ -61,7 +72,8 @@ func TestUserscriptsReload(t *testing.T) {
 	write("a.user.js", reloadScript("Reload A", "reload_one"))
 	write("b.user.js", reloadScript("Reload B", "reload_two"))
 	write("quiet.user.js", "// ==UserScript==\n// @name Quiet\n// @match https://elsewhere.example/*\n// ==/UserScript==\n")
-	endpoint, logs, pid := startHTTPProc(t, nil, "launch", "--headless", "--backend", "polyfill", "--http", "127.0.0.1:0", "--userscript", dir, base+"/legacy/")
+	args := append(append([]string{"launch", "--headless", "--http", "127.0.0.1:0", "--userscript", dir}, backend...), base+"/legacy/")
+	endpoint, logs, pid := startHTTPProc(t, nil, args...)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("webmcp-cdp stderr:\n%s", logs.String())
