@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -390,5 +391,31 @@ func TestPeekTaskSupport(t *testing.T) {
 		if got := pp.taskSupport(tool); got != want {
 			t.Errorf("%s: task support %q, want %q", tool, got, want)
 		}
+	}
+}
+
+// TestTaskOwner: with OAuth, a task is its principal's alone: another
+// person's tasks/get, tasks/update and tasks/cancel get the error of an id
+// that never existed.
+func TestTaskOwner(t *testing.T) {
+	t.Parallel()
+	s, _ := taskServer(t, TaskOptions{})
+	ann := s.tasks.create("ann", "s_test_block", func() {})
+	req := func(sub, id string) *mcp.ServerRequest[*taskParams] {
+		p := &taskParams{TaskID: id}
+		p.Meta = mcp.Meta{mcp.MetaKeyClientCapabilities: map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}}
+		return &mcp.ServerRequest[*taskParams]{Params: p, Extra: &mcp.RequestExtra{TokenInfo: &auth.TokenInfo{Extra: map[string]any{"sub": sub}}}}
+	}
+	_, never := s.taskMethod(methodTasksGet, req("bob", "never-made"))
+	for _, m := range []string{methodTasksGet, methodTasksUpdate, methodTasksCancel} {
+		if _, err := s.taskMethod(m, req("bob", ann.id)); err == nil || strings.ReplaceAll(err.Error(), ann.id, "never-made") != never.Error() {
+			t.Errorf("bob's %s of ann's task: %v; want the error of an unknown id (%v)", m, err, never)
+		}
+	}
+	if res, err := s.taskMethod(methodTasksGet, req("ann", ann.id)); err != nil || res.(*detailedTask).Status != taskWorking {
+		t.Errorf("ann's tasks/get of her task: %v %v", res, err)
+	}
+	if ann.terminal() {
+		t.Error("bob's tasks/cancel cancelled ann's task")
 	}
 }
