@@ -372,7 +372,9 @@ func (b *Browser) onTargetEvent(t *targetState, msg *cdproto.Message) {
 			b.newTopDocumentLocked(t)
 		}
 		t.frames[ev.Frame.ID] = frameInfo{url: ev.Frame.URL, origin: ev.Frame.SecurityOrigin}
-		b.noteRunsLocked(t, ev.Frame.URL+ev.Frame.URLFragment, ev.Frame.ParentID == "" && t.kind == "page") // (userscripts_reload.go)
+		if ev.Frame.UnreachableURL == "" { // an error page runs no userscript
+			b.noteRunsLocked(t, ev.Frame.URL+ev.Frame.URLFragment, ev.Frame.ParentID == "" && t.kind == "page") // (userscripts_reload.go)
+		}
 		// Native WebMCP sends no toolsRemoved on navigation.
 		if nd := t.natives[ev.Frame.ID]; nd != nil {
 			delete(t.natives, ev.Frame.ID)

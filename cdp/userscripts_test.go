@@ -127,7 +127,7 @@ func TestUserscriptLines(t *testing.T) {
 // already gets the new script (not run in its open documents) and loses the
 // old one by its identifier; a target attached later gets the new one
 // alone; a document loaded is noted as run by the scripts that take its
-// URL, and not by those removed.
+// URL, and not by those removed, nor an error page.
 func TestUserscriptsReload(t *testing.T) {
 	named := func(name string) *userscript.Script {
 		return testUserscript(t, "@name "+name, "@match http://a.test/*")
@@ -186,6 +186,8 @@ func TestUserscriptsReload(t *testing.T) {
 	f.feed(t, &cdproto.Message{ID: m.ID, SessionID: "S1", Result: jsonv2.Value(`{}`)})
 
 	f.feed(t, event("S1", cdproto.EventPageFrameNavigated, `{"frame":{"id":"T1","loaderId":"L1","url":"http://a.test/x","securityOrigin":"http://a.test","mimeType":"text/html","domainAndRegistry":"","secureContextType":"InsecureScheme","crossOriginIsolatedContextType":"NotIsolated","gatedAPIFeatures":[]},"type":"Navigation"}`))
+	// An error page runs no script.
+	f.feed(t, event("S1", cdproto.EventPageFrameNavigated, `{"frame":{"id":"T1","loaderId":"L2","url":"http://a.test/down","unreachableUrl":"http://a.test/down","securityOrigin":"http://a.test","mimeType":"text/html","domainAndRegistry":"","secureContextType":"InsecureScheme","crossOriginIsolatedContextType":"NotIsolated","gatedAPIFeatures":[]},"type":"Navigation"}`))
 	f.feed(t, attachedEvent("", "S2", "T2", "page", "about:blank", true))
 	if added := setup("S2", "us-3"); len(added) != 2 || !strings.Contains(added[1], "@name New") {
 		t.Errorf("a target attached after the reload got %d scripts, want the page script and New", len(added))
