@@ -288,9 +288,10 @@ func NewBrowser(conn *Conn, opts Options) (*Browser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the page script: %w", err)
 	}
-	var scripts []*userscript.Script
-	scripts, b.usChanged = opts.Userscripts.Scripts()
-	if err := b.us.prepare(scripts, b.nonce); err != nil {
+	b.us.nonce = b.nonce
+	scripts, past, changed := opts.Userscripts.Numbered()
+	b.usChanged = changed
+	if err := b.us.set(scripts, past); err != nil {
 		return nil, err
 	}
 	return b, nil

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -146,32 +145,40 @@ func (u *userscripts) fromStack(st *runtime.StackTrace) string {
 	return ""
 }
 
-// prepare renders the first scripts' wrappers. The guard key is derived
-// from nonce, so that a document kept across a reconnection (same Marks)
-// does not run a script twice, and a page cannot predict it.
+// prepare renders the wrappers of scripts, numbered from 0 (as a Set
+// numbers those read at start). The guard key is derived from nonce, so
+// that a document kept across a reconnection (same Marks) does not run a
+// script twice, and a page cannot predict it.
 func (u *userscripts) prepare(scripts []*userscript.Script, nonce string) error {
 	u.nonce = nonce
-	return u.set(scripts)
+	past := make([]userscript.Ref, len(scripts))
+	for i, s := range scripts {
+		past[i] = userscript.Ref{Name: s.Name, File: s.File}
+	}
+	return u.set(scripts, past)
 }
 
-// set renders each script's wrapper and puts them in force. Each is
-// numbered anew, after every script injected before.
-func (u *userscripts) set(scripts []*userscript.Script) error {
+// set renders each script's wrapper and puts them in force. past names
+// every script put in force before, by number, and the scripts last
+// (userscript.Set.Numbered): documents still open may run any of them.
+func (u *userscripts) set(scripts []*userscript.Script, past []userscript.Ref) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.byURL == nil {
-		u.byURL = make(map[string]usRef, len(scripts))
+	names := make([]string, len(past))
+	byURL := make(map[string]usRef, len(past))
+	for n, r := range past {
+		names[n] = r.Name
+		byURL[sourceURL(n, r.File)] = usRef{name: r.Name, file: r.File}
 	}
+	first := len(past) - len(scripts)
 	key := sha256.Sum256([]byte(u.nonce + "\x00userscripts.run"))
 	params := make([]jsonv2.Value, 0, len(scripts))
 	later := make([]jsonv2.Value, 0, len(scripts))
-	names := u.names
-	urls := map[string]usRef{}
-	for _, s := range scripts {
-		n := len(names)
+	for i, s := range scripts {
+		n := first + i
 		match, exclude := s.Pattern()
 		sum := sha256.Sum256([]byte(u.nonce + "\x00userscript\x00" + s.Name))
-		url := userscriptURL + strconv.Itoa(n) + "/" + safeFileName(s.File)
+		url := sourceURL(n, s.File)
 		src := fmt.Sprintf(userscriptWrapper, jsString(match), jsString(exclude), s.NoFrames,
 			jsString("webmcp-cdp/userscript/"+hex.EncodeToString(sum[:12])), string(s.RunAt), s.Source, url,
 			jsString(hex.EncodeToString(key[:16])), n)
@@ -185,13 +192,15 @@ func (u *userscripts) set(scripts []*userscript.Script) error {
 			}
 			*p.to = append(*p.to, v)
 		}
-		urls[url] = usRef{name: s.Name, file: s.File}
-		names = append(names, s.Name)
 	}
-	maps.Copy(u.byURL, urls)
-	u.names, u.now, u.params, u.later = names, scripts, params, later
+	u.names, u.byURL, u.now, u.params, u.later = names, byURL, scripts, params, later
 	u.gen++
 	return nil
+}
+
+// sourceURL is the source URL of script number n, read from file.
+func sourceURL(n int, file string) string {
+	return userscriptURL + strconv.Itoa(n) + "/" + safeFileName(file)
 }
 
 // jsString is s as a JavaScript string literal (JSON's, with U+2028 and

@@ -73,9 +73,9 @@ func (b *Browser) followUserscripts(ctx context.Context, changed <-chan struct{}
 			return
 		case <-changed:
 		}
-		var scripts []*userscript.Script
-		scripts, changed = b.opts.Userscripts.Scripts()
-		if err := b.us.set(scripts); err != nil {
+		scripts, past, next := b.opts.Userscripts.Numbered()
+		changed = next
+		if err := b.us.set(scripts, past); err != nil {
 			b.logger.Warn("the userscripts read again cannot be injected; the previous ones stay", "err", err)
 			continue
 		}

@@ -199,3 +199,37 @@ func TestUserscriptsReload(t *testing.T) {
 		t.Errorf("Old, removed, ran in %d documents", n)
 	}
 }
+
+// TestUserscriptsNumbering: a Browser made after a reload (a reconnection)
+// numbers the scripts in force as the Set does, after the ones before, and
+// still names the scripts of those numbers, which documents open since may
+// run.
+func TestUserscriptsNumbering(t *testing.T) {
+	t.Parallel()
+	old, cur := testUserscript(t, "@name Old", "@match http://a.test/*"), testUserscript(t, "@name New", "@match http://a.test/*")
+	set := userscript.NewSet([]*userscript.Script{old})
+	set.Replace([]*userscript.Script{cur})
+	var u userscripts
+	scripts, past, _ := set.Numbered()
+	if err := u.set(scripts, past); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		n    int
+		name string
+	}{{0, "Old"}, {1, "New"}, {2, ""}} {
+		if got := u.name(&tt.n); got != tt.name {
+			t.Errorf("script %d is named %q, want %q", tt.n, got, tt.name)
+		}
+	}
+	if s, ok := u.lookup(sourceURL(0, old.File)); !ok || s.name != "Old" {
+		t.Errorf("the source URL of script 0 gives %+v %v, want Old", s, ok)
+	}
+	var p page.AddScriptToEvaluateOnNewDocumentParams
+	if err := jsonv2.Unmarshal(u.params[0], &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(u.params) != 1 || !strings.Contains(p.Source, "//# sourceURL="+sourceURL(1, cur.File)) {
+		t.Errorf("the script in force is not injected as number 1:\n%s", p.Source[len(p.Source)-80:])
+	}
+}

@@ -7,18 +7,51 @@ import (
 
 // Set is the userscripts in force: those read at start, replaced as a
 // whole by Replace when they are read again (a reload). Browsers follow
-// it: each takes Scripts and waits on the channel it returns for the next
-// change. A nil *Set holds no script and never changes. Its methods are
-// safe for concurrent use.
+// it: each takes Scripts (or Numbered) and waits on the channel it returns
+// for the next change. A nil *Set holds no script and never changes. Its
+// methods are safe for concurrent use.
+//
+// Each script put in force gets a number of its own, never reused, so that
+// a document that ran a script before a reload still names it by its
+// number, in every browser that follows the Set (also one connected after
+// the reload).
 type Set struct {
 	mu      sync.Mutex
 	scripts []*Script
+	// past names every script put in force, by number; the scripts in
+	// force are the last len(scripts).
+	past    []Ref
 	changed chan struct{}
 }
 
+// Ref names a script put in force once (Set.Numbered).
+type Ref struct{ Name, File string }
+
 // NewSet returns a Set holding scripts.
 func NewSet(scripts []*Script) *Set {
-	return &Set{scripts: scripts, changed: make(chan struct{})}
+	s := &Set{changed: make(chan struct{})}
+	s.put(scripts)
+	return s
+}
+
+// put puts scripts in force, numbering them.
+func (s *Set) put(scripts []*Script) {
+	s.scripts = scripts
+	for _, x := range scripts {
+		s.past = append(s.past, Ref{Name: x.Name, File: x.File})
+	}
+}
+
+// Numbered is Scripts with the name and file of every script put in force
+// since the Set was made, by number: the scripts in force are the last
+// len(scripts) of them, in order. Neither slice is to be changed.
+func (s *Set) Numbered() (scripts []*Script, past []Ref, changed <-chan struct{}) {
+	if s == nil {
+		return nil, nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scripts, s.past, s.changed
 }
 
 // Scripts returns the scripts in force (not to be changed) and a channel
@@ -36,7 +69,7 @@ func (s *Set) Scripts() ([]*Script, <-chan struct{}) {
 func (s *Set) Replace(scripts []*Script) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.scripts = scripts
+	s.put(scripts)
 	close(s.changed)
 	s.changed = make(chan struct{})
 }

@@ -92,8 +92,9 @@ func write(t *testing.T, dir, name, src string) {
 	}
 }
 
-// TestSet: Replace puts the new scripts in force and closes the channel
-// those that follow the set wait on; a nil Set holds none.
+// TestSet: Replace puts the new scripts in force, numbered after every
+// script before, and closes the channel those that follow the set wait on;
+// a nil Set holds none.
 func TestSet(t *testing.T) {
 	a := &Script{Name: "A"}
 	s := NewSet([]*Script{a})
@@ -110,8 +111,13 @@ func TestSet(t *testing.T) {
 	if got, _ := s.Scripts(); len(got) != 0 {
 		t.Errorf("after Replace, Scripts = %v", got)
 	}
+	s.Replace([]*Script{{Name: "B", File: "b.user.js"}, a})
+	got, past, _ := s.Numbered()
+	if len(got) != 2 || len(past) != 3 || past[0].Name != "A" || past[1] != (Ref{Name: "B", File: "b.user.js"}) || past[2].Name != "A" {
+		t.Errorf("Numbered = %v, %v: want B and A in force as numbers 1 and 2, after A's 0", got, past)
+	}
 	var none *Set
-	if got, ch := none.Scripts(); got != nil || ch != nil {
+	if got, past, ch := none.Numbered(); got != nil || past != nil || ch != nil {
 		t.Error("a nil Set holds scripts")
 	}
 }
