@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -82,4 +83,68 @@ func TestTasks(t *testing.T) {
 		t.Errorf("a client without the extension: %v; want the plain result \"report ready\"", p)
 	}
 	step("done", 10*time.Second)
+}
+
+// TestTasksStdio: the Tasks extension over stdio (MCP 2026-07-28 requests,
+// each declaring the extension in its _meta, written by hand): the 3 s
+// tool is answered with a CreateTaskResult, tasks/get follows it to
+// completed with the page's result inlined, and the same call without
+// the extension is the plain result.
+func TestTasksStdio(t *testing.T) {
+	t.Parallel()
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, tasksPage)
+	}))
+	t.Cleanup(page.Close)
+	r := startRawStdio(t, "launch", "--headless", "--task-after", "300ms", "--wait-tools", "30s", page.URL+"/")
+	caps := func(tasks bool) string {
+		ext := ""
+		if tasks {
+			ext = `"extensions":{"io.modelcontextprotocol/tasks":{}}`
+		}
+		return `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"},"io.modelcontextprotocol/clientCapabilities":{` + ext + `}}`
+	}
+	id := 0
+	ask := func(method, params string, tasks bool) map[string]any {
+		t.Helper()
+		id++
+		r.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s%s}}`, id, method, params, caps(tasks)))
+		m := r.reply(t)
+		res, _ := m["result"].(map[string]any)
+		if res == nil {
+			t.Fatalf("%s %s: %v", method, params, m)
+		}
+		return res
+	}
+	var tool string
+	for _, tl := range ask("tools/list", "", true)["tools"].([]any) {
+		if name := tl.(map[string]any)["name"].(string); strings.HasSuffix(name, "_slow_report") {
+			tool = name
+		}
+	}
+	if tool == "" {
+		t.Fatalf("no slow_report listed:\n%s", r.stderr.String())
+	}
+	made := ask("tools/call", fmt.Sprintf(`"name":%q,"arguments":{},`, tool), true)
+	taskID, _ := made["taskId"].(string)
+	if made["resultType"] != "task" || taskID == "" || made["status"] != "working" {
+		t.Fatalf("the 3 s call was answered %v, want a CreateTaskResult", made)
+	}
+	// Polled at the interval the task suggests, as a client does.
+	poll := time.Duration(made["pollIntervalMs"].(float64)) * time.Millisecond
+	var got map[string]any
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(poll) {
+		got = ask("tasks/get", fmt.Sprintf(`"taskId":%q,`, taskID), true)
+		if got["status"] != "working" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if res, _ := got["result"].(map[string]any); got["status"] != "completed" || !strings.Contains(fmt.Sprint(res["content"]), "report ready") {
+		t.Errorf("tasks/get of the finished task: %v", got)
+	}
+	plain := ask("tools/call", fmt.Sprintf(`"name":%q,"arguments":{},`, tool), false)
+	if plain["taskId"] != nil || plain["resultType"] != "complete" || !strings.Contains(fmt.Sprint(plain["content"]), "report ready") {
+		t.Errorf("the call without the extension: %v", plain)
+	}
 }
