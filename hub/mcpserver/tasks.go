@@ -173,8 +173,10 @@ func unknownTask(id string) error {
 }
 
 // registerTasks registers the tasks methods with the SDK, which then
-// accepts them on every transport; taskMiddleware answers them.
+// accepts them on every transport (unless the extension is off: they are
+// then unknown methods), and the middleware that answers them.
 func (s *Server) registerTasks() {
+	defer s.mcp.AddReceivingMiddleware(s.taskMiddleware)
 	if s.opts.Tasks.Off {
 		return
 	}
@@ -188,15 +190,18 @@ func (s *Server) registerTasks() {
 			return
 		}
 	}
-	s.mcp.AddReceivingMiddleware(s.taskMiddleware)
 }
 
 // taskMiddleware is receiving middleware: it advertises the extension,
 // answers the tasks methods, lets a tools/call become a task (through a
 // taskSlot in its context), and writes input_required results without
-// the members they do not have.
+// the members they do not have (that also with the extension off).
 func (s *Server) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if s.opts.Tasks.Off {
+			res, err := next(ctx, method, req)
+			return flatInputRequired(res), err
+		}
 		switch method {
 		case "initialize", "server/discover":
 			res, err := next(ctx, method, req)
@@ -255,7 +260,8 @@ func (s *Server) taskSupport(name string) string {
 }
 
 // flatInputRequired returns an input_required result as written on the
-// wire without the members it does not have; any other result as it is.
+// wire without the members it does not have; any other result as it is,
+// but a tool result without content gets an empty content array.
 func flatInputRequired(res mcp.Result) mcp.Result {
 	var asks mcp.InputRequestMap
 	var state string
