@@ -44,7 +44,9 @@ mc.registerTool({name: "place_order", description: "Place the order, with the pe
 //     saw toolcancel for it;
 //   - a requestUserInteraction inside a task is the task's input_required
 //     (an elicitation), and tasks/update's answer resumes it to completed;
-//   - a client without the extension gets the 3 s tool's plain result.
+//   - a client without the extension gets the 3 s tool's plain result;
+//   - a task whose tab is closed (webmcp_close_tab) ends failed, with the
+//     reason in its error.
 func TestTasks(t *testing.T) {
 	t.Parallel()
 	v2Dir := tsClientV2Dir(t)
@@ -81,6 +83,9 @@ func TestTasks(t *testing.T) {
 	}
 	if p := step("plain", 60*time.Second); p["taskId"] != nil || p["resultType"] != "complete" || p["text"] != "report ready" {
 		t.Errorf("a client without the extension: %v; want the plain result \"report ready\"", p)
+	}
+	if c := step("tab closed", 60*time.Second); c["status"] != "failed" || !strings.Contains(fmt.Sprint(c["error"]), "its tab was closed") {
+		t.Errorf("a task whose tab was closed: %v; want failed, with the reason", c)
 	}
 	step("done", 10*time.Second)
 }

@@ -106,6 +106,14 @@ try {
   const res = await plain.client.callTool({ name: plain.tool('slow_report'), arguments: {} });
   print({ step: 'plain', resultType: plain.wire.last?.resultType, taskId: plain.wire.last?.taskId ?? null, text: textOf(res) });
   await plain.client.close();
+
+  // A task dies with its tab: failed, with the reason.
+  const d = await connect(true);
+  made = await startTask(d, 'long_export');
+  await d.client.callTool({ name: 'webmcp_close_tab', arguments: { tab: 1 } });
+  const failed = await until(d, made.taskId, (t) => t.status === 'failed', 'failed').catch((e) => ({ status: String(e) }));
+  print({ step: 'tab closed', status: failed.status, error: failed.error ?? null });
+  await d.client.close();
   print({ step: 'done' });
 } catch (e) {
   print({ step: 'error', error: String(e?.stack ?? e) });
