@@ -359,3 +359,117 @@ func TestAppsHost(t *testing.T) {
 		}
 	}
 }
+
+// mcpbOtherApp is a second page server, on an origin of its own, that
+// really offers the view mcpbAppShop's lost_view names
+// (ui://shop/missing.html), with its own tool other_view showing it.
+const mcpbOtherApp = `
+import { McpServer } from "@modelcontextprotocol/server";
+import { TabServerTransport } from "@mcp-b/transports";
+
+const VIEW = "ui://shop/missing.html";
+const MIME = "text/html;profile=mcp-app";
+const server = new McpServer({ name: "other-shop", version: "1.0.0" });
+server.registerTool("other_view", {
+  description: "Show the other page's view",
+  _meta: { ui: { resourceUri: VIEW }, "ui/resourceUri": VIEW },
+}, async () => ({ content: [{ type: "text", text: "other" }] }));
+server.registerResource("other view", VIEW, { mimeType: MIME }, async (uri) => ({
+  contents: [{ uri: uri.href, mimeType: MIME, text: "<!doctype html><p id=other>the other page's view</p>" }],
+}));
+server.connect(new TabServerTransport({ allowedOrigins: [window.location.origin] }));
+`
+
+// TestAppsOtherPage (issue 39): a tool's view that names a ui:// resource
+// another page server really offers is never routed there. mcpbAppShop's
+// lost_view names ui://shop/missing.html, which a second page (another
+// origin, another tab) offers: lost_view is listed without a view and the
+// drop is logged with its page, while the second page's own other_view
+// gets the routed URI of its own resource, which reads as that page's
+// view. With --tool-names short, where the second page's resource keeps
+// its bare ui:// URI, lost_view must not get that URI either.
+func TestAppsOtherPage(t *testing.T) {
+	t.Parallel()
+	shop, other := serveMCPB(t, mcpbAppShop, nil), serveMCPB(t, mcpbOtherApp, nil)
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		names func(m map[string]*mcp.Tool, own string) []string
+		view  func(other string) func(string) bool // the routed URI of the other page's view
+	}{
+		{"site", nil, toolWithSuffix, func(other string) func(string) bool {
+			return func(u string) bool {
+				return strings.HasPrefix(u, "webmcp://"+siteOfURL(other)+"/tab") && strings.HasSuffix(u, "/ui://shop/missing.html")
+			}
+		}},
+		{"short", []string{"--tool-names", "short"}, func(m map[string]*mcp.Tool, own string) []string {
+			if m[own] == nil {
+				return nil
+			}
+			return []string{own}
+		}, func(string) func(string) bool {
+			return func(u string) bool { return u == "ui://shop/missing.html" }
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			caps := &mcp.ClientCapabilities{}
+			caps.AddExtension("io.modelcontextprotocol/ui", nil)
+			args := append(append([]string{"launch", "--headless"}, tc.args...), shop+"/index.html", other+"/index.html")
+			c := startProto(t, &mcp.ClientOptions{Capabilities: caps}, "", args...)
+			isOtherView := tc.view(other)
+			viewOf := func(tl *mcp.Tool) (ui map[string]any, uri string) {
+				ui, _ = tl.Meta["ui"].(map[string]any)
+				return ui, asString(ui["resourceUri"])
+			}
+			// Once the other page's tool has its view, the catalog knows the
+			// other page's resource: every tool's view was resolved against
+			// it (a tool with ui keys is rendered again when what its views
+			// resolve to changes).
+			tools := c.waitFor("both pages' tools, other_view's view routed", func(m map[string]*mcp.Tool) bool {
+				ov, lost := tc.names(m, "other_view"), tc.names(m, "lost_view")
+				if len(ov) != 1 || len(lost) != 1 || len(tc.names(m, "show_cart")) != 1 {
+					return false
+				}
+				_, uri := viewOf(m[ov[0]])
+				return isOtherView(uri)
+			})
+			ov := tools[tc.names(tools, "other_view")[0]]
+			_, view := viewOf(ov)
+			if ov.Meta["ui/resourceUri"] != view {
+				t.Errorf("other_view's legacy ui/resourceUri = %v, want %q as its _meta.ui", ov.Meta["ui/resourceUri"], view)
+			}
+			lost := tools[tc.names(tools, "lost_view")[0]]
+			if ui, uri := viewOf(lost); ui == nil || uri != "" || lost.Meta["ui/resourceUri"] != nil {
+				t.Errorf("lost_view, whose view only another page offers, is listed with _meta %v: want _meta.ui without a resourceUri", lost.Meta)
+			}
+			if _, uri := viewOf(tools[tc.names(tools, "show_cart")[0]]); uri == "" || uri == view || !strings.HasSuffix(uri, "ui://shop/cart.html") {
+				t.Errorf("show_cart's view = %q, want its own page's ui://shop/cart.html", uri)
+			}
+
+			rr, err := c.cs.ReadResource(ctxFor(t, 30*time.Second), &mcp.ReadResourceParams{URI: view})
+			if err != nil {
+				t.Fatalf("reading other_view's view %s: %v", view, err)
+			}
+			if len(rr.Contents) != 1 || rr.Contents[0].MIMEType != "text/html;profile=mcp-app" || !strings.Contains(rr.Contents[0].Text, "id=other") {
+				t.Errorf("other_view's view %s reads as %+v, want the other page's view", view, rr.Contents)
+			}
+			// The drop is logged with the tool and its page (other_view may
+			// have been dropped too, while its page's resources were not yet
+			// known: only lost_view's line is looked for).
+			drop := `lists no resource \"ui://shop/missing.html\"`
+			for n := 1; ; n++ {
+				if !c.stderr.waitForN(drop, n, 30*time.Second) {
+					t.Fatalf("no log line drops lost_view's view with its page %s: %s", shop, c.stderr.String())
+				}
+				logged := false
+				for line := range strings.Lines(c.stderr.String()) {
+					logged = logged || strings.Contains(line, drop) && strings.Contains(line, "lost_view") && strings.Contains(line, "url="+shop+"/ ")
+				}
+				if logged {
+					break
+				}
+			}
+		})
+	}
+}
