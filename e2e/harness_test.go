@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,10 +136,23 @@ func (s *syncBuffer) waitFor(sub string, d time.Duration) bool { return s.waitFo
 
 // waitForN reports whether sub appears n times in the buffer within d.
 func (s *syncBuffer) waitForN(sub string, n int, d time.Duration) bool {
+	return s.waitUntil(func(text string) bool { return strings.Count(text, sub) >= n }, d)
+}
+
+// waitForAny reports whether any of subs appears in the buffer within d.
+func (s *syncBuffer) waitForAny(subs []string, d time.Duration) bool {
+	return s.waitUntil(func(text string) bool {
+		return slices.ContainsFunc(subs, func(sub string) bool { return strings.Contains(text, sub) })
+	}, d)
+}
+
+// waitUntil reports whether the buffer's text satisfies match within d,
+// waking on each write rather than polling.
+func (s *syncBuffer) waitUntil(match func(text string) bool, d time.Duration) bool {
 	deadline := time.After(d)
 	for {
 		s.mu.Lock()
-		if strings.Count(s.b.String(), sub) >= n {
+		if match(s.b.String()) {
 			s.mu.Unlock()
 			return true
 		}

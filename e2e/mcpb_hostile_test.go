@@ -38,7 +38,11 @@ func testHostileWire(t *testing.T, c *client, base, otherTool string) {
 	if got := c.callOK(toolWithSuffix(tools, "flood")[0], map[string]any{}); got != "done" {
 		t.Errorf("flood = %q", got)
 	}
-	if !c.stderr.waitFor("messages dropped: over the rate", 10*time.Second) {
+	// The page script drops a flood at its rate limit, or, when Go reads
+	// the page more slowly than the flood comes (a loaded machine: seen
+	// in CI), at its bounded queue of waiting messages first: either is
+	// the flood refused with its reason.
+	if !c.stderr.waitForAny([]string{"messages dropped: over the rate", "messages dropped: more than the queue"}, 30*time.Second) {
 		t.Error("the notification flood was not refused with a reason")
 	}
 	if got := c.callOK(toolWithSuffix(tools, "abuse")[0], map[string]any{}); got != "done" {
