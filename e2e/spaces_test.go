@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,8 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The spaces tests (--isolate user, issue 38) run a hub that a team's
@@ -60,6 +64,18 @@ document.modelContext.registerTool({
   name: 'team_greeting', description: 'Say hello to who is signed in to the team site.',
   inputSchema: {type: 'object', properties: {}},
   execute: () => { const m = document.cookie.match(/(?:^|; )who=([^;]*)/); return 'hello ' + (m ? m[1] : '-'); }});
+`
+
+// mcpbResourceOnly is a page server with a resource and no tool: a tab of
+// it changes its person's resources, not their tools.
+const mcpbResourceOnly = `
+import { McpServer } from "@modelcontextprotocol/server";
+import { TabServerTransport } from "@mcp-b/transports";
+
+const server = new McpServer({ name: "notes", version: "1.0.0" });
+server.registerResource("note", "note://mine", { mimeType: "text/plain" },
+  async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: "a note" }] }));
+server.connect(new TabServerTransport({ allowedOrigins: [window.location.origin] }));
 `
 
 // spacesHub is one webmcp-cdp serving a space per person.
@@ -118,8 +134,28 @@ func TestSpacesPerPerson(t *testing.T) {
 		t.Fatal(err)
 	}
 	hub := startSpacesHub(t, as, "launch", "--headless", "--record", filepath.Join(records, "session.yaml"), "--userscript", scripts, site+"/team/")
+	bobsNotes := serveMCPB(t, mcpbResourceOnly, nil)
 
-	alice, bob := hub.person(t, "alice"), hub.person(t, "bob")
+	// Bob's client also tells, at each resources/list_changed, how many
+	// tools/list_changed it had received before it (notifications are
+	// handled in the order they come, and all come on the session's one
+	// stream): the resources/list_changed of a tab Bob opens himself marks
+	// a point after any tools/list_changed that Alice's tab could have
+	// sent him.
+	var bobSeen atomic.Pointer[client]
+	bobMarks := make(chan int, 64)
+	alice := hub.person(t, "alice")
+	bob := httpClientWith(t, hub.endpoint, as.token(t, as.Issuer, "bob", "webmcp:read webmcp:call", hub.endpoint), &mcp.ClientOptions{
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			if c := bobSeen.Load(); c != nil {
+				select {
+				case bobMarks <- len(c.changes):
+				default: // (never holds up the notifications after it)
+				}
+			}
+		},
+	}, "")
+	bobSeen.Store(bob)
 	signIn, whoami := listedTool(alice, "sign_in"), listedTool(alice, "whoami")
 	alice.callOK(signIn, map[string]any{"name": "alice"})
 	if got := alice.callOK(whoami, map[string]any{}); got != "alice/alice" {
@@ -152,10 +188,21 @@ func TestSpacesPerPerson(t *testing.T) {
 				t.Errorf("Bob's tab list shows Alice's tab: %+v", tab)
 			}
 		}
+		// Bob opens a tab of his own, a page server with a resource and no
+		// tool: its resources/list_changed comes after any
+		// tools/list_changed for Alice's tab, which had been listed to her
+		// before.
+		for len(bobMarks) > 0 {
+			<-bobMarks
+		}
+		bob.callOK("webmcp_open_tab", map[string]any{"url": bobsNotes + "/index.html"})
 		select {
-		case <-bob.changes:
-			t.Errorf("Bob got tools/list_changed for Alice's tab")
-		default:
+		case n := <-bobMarks:
+			if n != 0 {
+				t.Errorf("Bob got %d tools/list_changed after Alice opened her tab, before the resources/list_changed of his own", n)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("Bob got no resources/list_changed for the page server he opened")
 		}
 		theirs, none := bob.call(private, map[string]any{}), bob.call(strings.Replace(private, "private_count", "never_was", 1), map[string]any{})
 		if !theirs.IsError || !none.IsError {
