@@ -341,7 +341,11 @@ func TestAppsHost(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	endpoint, _ := startHTTPEnv(t, nil, "launch", "--headless", "--http", "127.0.0.1:0", srv.URL+"/index.html", srv.URL+"/host.html")
+	// run_host is a whole host session inside one call (a client over
+	// HTTP, a view of about a megabyte rendered in a frame, two calls
+	// through it): 5 s alone, over the default 30 s call bound once at
+	// load 12-23. The bound is for a hang, so it is wider here.
+	endpoint, _ := startHTTPEnv(t, nil, "launch", "--headless", "--http", "127.0.0.1:0", "--call-timeout", "2m", srv.URL+"/index.html", srv.URL+"/host.html")
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +356,11 @@ func TestAppsHost(t *testing.T) {
 		return len(toolWithSuffix(m, "run_host")) == 1 && len(toolWithSuffix(m, "show_cart")) == 1
 	})
 	// (The two pages open at once: the shop may be tab 1 or tab 2.)
-	got := c.callOK(toolWithSuffix(tools, "run_host")[0], map[string]any{})
+	res := c.callWithin(toolWithSuffix(tools, "run_host")[0], map[string]any{}, 2*time.Minute)
+	got := text(res)
+	if res.IsError {
+		t.Fatalf("run_host returned isError: %s", got)
+	}
 	for _, want := range []string{"uri:webmcp://", "/ui://shop/cart.html\n", "app-only listed:true", "mime:text/html;profile=mcp-app", "tool:the cart is shown", "view:2 x apples"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the host saw:\n%s\nwant %q", got, want)

@@ -327,7 +327,14 @@ func names(tools map[string]*mcp.Tool) []string {
 // call calls a tool and returns its result.
 func (c *client) call(name string, args any) *mcp.CallToolResult {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return c.callWithin(name, args, 30*time.Second)
+}
+
+// callWithin calls a tool, failing the test when it has no answer within
+// d (a bound for a hang), and returns its result.
+func (c *client) callWithin(name string, args any, d time.Duration) *mcp.CallToolResult {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
