@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,7 +129,14 @@ func TestUserscriptsInspect(t *testing.T) {
 			base := serveFixtures(t)
 			args := append([]string{"--userscript", userscriptDir}, tc.args...)
 			for _, page := range []string{"/legacy/", "/legacy/framed.html"} {
-				rep := inspect(t, 0, append(args, base+page)...)
+				// At debug level, so that a failure shows how the page
+				// and its frame were read (framed.html's frame tool was
+				// missing once in CI at load 30-40, not reproduced since).
+				stdout, stderr, code := ciRun(t, "", append([]string{"inspect", "--json", "--log-level", "debug"}, append(args, base+page)...)...)
+				var rep inspectJSON
+				if err := json.Unmarshal([]byte(stdout), &rep); code != 0 || err != nil {
+					t.Fatalf("inspect %s: exit %d (%v)\n%s\n%s", page, code, err, stdout, stderr)
+				}
 				var got []string
 				for _, tl := range rep.Tools {
 					got = append(got, tl.Name)
@@ -138,7 +146,7 @@ func TestUserscriptsInspect(t *testing.T) {
 				}
 				slices.Sort(got)
 				if want := []string{"add_order_note", "find_order", "page_start_order"}; !slices.Equal(got, want) {
-					t.Errorf("inspect %s listed %v, want %v", page, got, want)
+					t.Errorf("inspect %s listed %v (settled %v), want %v; its log:\n%s", page, got, rep.Settled, want, stderr)
 				}
 				if rep.Errors != 0 {
 					t.Errorf("inspect %s found %d errors: %+v", page, rep.Errors, rep.Findings)
