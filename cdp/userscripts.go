@@ -46,13 +46,26 @@ const userscriptURL = "webmcp-cdp-userscript/"
 // wrapper that does not match claims it too), and runs the script through
 // it. The key is written into the calls, never in a variable the script
 // could name.
+//
+// A frame's or popup's initial about:blank window is reused for the
+// same-origin document that replaces it, and Chromium does not run the
+// scripts for new documents again for that document (polyfill/helpers.js,
+// syncDoc): a wrapper that runs in an about:blank document hands itself to
+// the page script's userscripts.again, which runs it once more as the page
+// script notices the new document (at the page's first use of the API, or
+// its readystatechange at the latest). Without that, a same-origin frame
+// got the page script but none of the userscripts (seen beside stress-ng:
+// framed.html's frame, adopted once with no about:blank document of its
+// own, ran no userscript; one run in several, not reproduced at will).
 const userscriptWrapper = `(() => {
+const wrapper = () => {
 const us = Reflect.getOwnPropertyDescriptor(document, Symbol.for('webmcp-cdp/userscripts'));
 const marked = us && us.value && typeof us.value.run === 'function' ? us.value.run : null;
 if (marked) Reflect.apply(us.value.claim, us.value, [%[8]s]);
 const match = new RegExp(%[1]s), exclude = %[2]s ? new RegExp(%[2]s) : null;
 let href;
 try { href = '' + location.href; } catch (e) { return; }
+if (href === 'about:blank' && us && us.value && typeof us.value.again === 'function') Reflect.apply(us.value.again, us.value, [wrapper]);
 if (!match.test(href) || (exclude && exclude.test(href)) || (%[3]t && window.top !== window)) return;
 const guard = Symbol.for(%[4]s);
 if (Reflect.getOwnPropertyDescriptor(document, guard)) return;
@@ -65,6 +78,8 @@ const run = function () {
 const go = () => marked ? apply(marked, us.value, [%[8]s, %[9]d, run]) : apply(run, window, []);
 if (when === 'document-start' || document.readyState !== 'loading') { go(); return; }
 apply(listen, document, ['DOMContentLoaded', when === 'document-end' ? go : () => later(go, 0), { once: true }]);
+};
+wrapper();
 })();
 //# sourceURL=%[7]s
 `

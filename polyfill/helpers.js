@@ -108,5 +108,6 @@ function syncDoc() {
   doc = d;
   defineProperty(doc, GUARD, { value: hasNative ? null : peer });
   for (let i = 0; i < onNewDocument.length; i++) tryCall(onNewDocument[i], old);
+  userscriptsOnNewDocument(); // registry.js: after the state above is new
   pingGo();
 }

@@ -121,24 +121,49 @@ function forEachPeer(fn) {
 // script makes later, from a timer or an event, is not marked.
 let userscriptKey = null;
 let runningScript; // the number of the userscript running, or undefined
-tryCall(defineProperty, doc, Symbol.for('webmcp-cdp/userscripts'), {
-  value: freeze({
-    __proto__: null,
-    claim(key) {
-      if (userscriptKey === null && typeof key === 'string' && key.length >= 16) userscriptKey = key;
-    },
-    run(key, n, fn) {
-      const prev = runningScript;
-      const mine = userscriptKey !== null && key === userscriptKey && typeof n === 'number' && n >= 0 && n % 1 === 0;
-      if (mine) runningScript = n;
-      try {
-        return ReflectApply(fn, G, []);
-      } finally {
-        runningScript = prev;
-      }
-    },
-  }),
-});
+// A window's initial about:blank is replaced by a same-origin document in
+// the same realm without the scripts for new documents running again
+// (helpers.js, syncDoc), so a wrapper that ran in an about:blank asks to run
+// again (again): the wrappers wait here, at most MAX_AGAIN, and run once as
+// syncDoc starts the new document (userscriptsOnNewDocument), each claiming
+// the key of that document.
+const MAX_AGAIN = 64;
+let againQueue = [];
+function installUserscripts() {
+  userscriptKey = null;
+  tryCall(defineProperty, doc, Symbol.for('webmcp-cdp/userscripts'), {
+    value: freeze({
+      __proto__: null,
+      claim(key) {
+        if (userscriptKey === null && typeof key === 'string' && key.length >= 16) userscriptKey = key;
+      },
+      run(key, n, fn) {
+        const prev = runningScript;
+        const mine = userscriptKey !== null && key === userscriptKey && typeof n === 'number' && n >= 0 && n % 1 === 0;
+        if (mine) runningScript = n;
+        try {
+          return ReflectApply(fn, G, []);
+        } finally {
+          runningScript = prev;
+        }
+      },
+      again(fn) {
+        if (typeof fn === 'function' && againQueue.length < MAX_AGAIN) ArrayPush(againQueue, fn);
+      },
+    }),
+  });
+}
+installUserscripts();
+
+// userscriptsOnNewDocument gives the window's new document its userscripts
+// object and runs the wrappers that asked to run again (syncDoc calls it
+// once the rest of the document's state is new).
+function userscriptsOnNewDocument() {
+  installUserscripts();
+  const q = againQueue;
+  againQueue = [];
+  for (let i = 0; i < q.length; i++) tryCall(q[i]);
+}
 
 // ---- tool definitions (WebIDL dictionary conversion) ----------------------
 
