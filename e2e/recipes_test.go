@@ -71,12 +71,11 @@ func (c *client) echoes(n int) {
 	}
 }
 
-// TestGridRecipes: docs/remote.md's Grid recipes (the environment
+// testGridRecipes (a subtest of TestGrid): docs/remote.md's Grid recipes (the environment
 // Playwright reads, and a session made by hand with curl) and the README's
 // recipe that serves a Grid browser, browserless and a plain Chromium in
 // one server.
-func TestGridRecipes(t *testing.T) {
-	t.Parallel()
+func testGridRecipes(t *testing.T) {
 	g := startGrid(t)
 	base := serveFixtures(t)
 	page := base + "/current/"
