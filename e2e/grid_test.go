@@ -48,12 +48,13 @@ func echoByBrowser(t *testing.T, c *client, browsers ...string) map[string]strin
 	return echo
 }
 
-// testGridLaunch (a subtest of TestGrid): launch --selenium URL --browsers 2 starts two sessions,
+// TestGridLaunch: launch --selenium URL --browsers 2 starts two sessions,
 // on the Grid's two nodes; the tools of both browsers are listed and
 // answer; a session deleted by hand comes back with its tools under the
 // same names; closing the client leaves the Grid with no session within
 // 10 s.
-func testGridLaunch(t *testing.T) {
+func TestGridLaunch(t *testing.T) {
+	t.Parallel()
 	g := startGrid(t)
 	base := serveFixtures(t)
 	c := start(t, "launch", "--selenium", g.url, "--browsers", "2", "--headless", "--state-dir", "", base+"/current/")
@@ -112,12 +113,13 @@ func testGridLaunch(t *testing.T) {
 	g.waitNoSessions(t, 10*time.Second)
 }
 
-// testGridKeptAlive (a subtest of TestGrid): an agent idle for longer than the Grid's session
+// TestGridKeptAlive: an agent idle for longer than the Grid's session
 // timeout keeps its browser: a session made at the same time by a plain
 // WebDriver client, which sends nothing, is ended by the Grid, while the
 // server's session is still the same one and its tool answers. SIGTERM
 // then deletes it.
-func testGridKeptAlive(t *testing.T) {
+func TestGridKeptAlive(t *testing.T) {
+	t.Parallel()
 	g := startGrid(t)
 	base := serveFixtures(t)
 	c := start(t, "launch", "--selenium", g.url, "--headless", "--state-dir", "", base+"/current/")
@@ -148,9 +150,10 @@ func testGridKeptAlive(t *testing.T) {
 	g.waitNoSessions(t, 10*time.Second)
 }
 
-// testGridLeftovers (a subtest of TestGrid): a server killed with SIGKILL cannot delete its
+// TestGridLeftovers: a server killed with SIGKILL cannot delete its
 // session; the next start names it in the log.
-func testGridLeftovers(t *testing.T) {
+func TestGridLeftovers(t *testing.T) {
+	t.Parallel()
 	g := startGrid(t)
 	base := serveFixtures(t)
 	first := start(t, "launch", "--selenium", g.url, "--headless", "--state-dir", "", base+"/current/")
@@ -178,9 +181,10 @@ func testGridLeftovers(t *testing.T) {
 	g.waitNoSessions(t, 10*time.Second)
 }
 
-// testGridSaysNo (a subtest of TestGrid): a Grid that cannot give a browser ends launch at once
+// TestGridSaysNo: a Grid that cannot give a browser ends launch at once
 // with exit code 2 and one line that names the Grid's answer.
-func testGridSaysNo(t *testing.T) {
+func TestGridSaysNo(t *testing.T) {
+	t.Parallel()
 	g := startGrid(t)
 	down := "http://127.0.0.1:" + strconv.Itoa(freePort(t))
 	for _, tc := range []struct {

@@ -71,11 +71,12 @@ func (c *client) echoes(n int) {
 	}
 }
 
-// testGridRecipes (a subtest of TestGrid): docs/remote.md's Grid recipes (the environment
+// TestGridRecipes: docs/remote.md's Grid recipes (the environment
 // Playwright reads, and a session made by hand with curl) and the README's
 // recipe that serves a Grid browser, browserless and a plain Chromium in
 // one server.
-func testGridRecipes(t *testing.T) {
+func TestGridRecipes(t *testing.T) {
+	t.Parallel()
 	g := startGrid(t)
 	base := serveFixtures(t)
 	page := base + "/current/"

@@ -152,13 +152,14 @@ func stopGridSpacesHub(t *testing.T, g *testGrid, hub *spacesHub) {
 	g.waitNoSessions(t, 10*time.Second)
 }
 
-// testSpacesOnGrid (a subtest of TestGrid): with launch --selenium and --isolate user, Alice and
+// TestSpacesOnGrid: with launch --selenium and --isolate user, Alice and
 // Bob get a Grid session each (her sign-in is not his), each deleted when
 // its space goes idle, and Alice's next request opens a new one; with
 // --browsers 2 a third person gets 503 with Retry-After while the two
 // spaces are open. The test has the Grid to itself (gridTurn, as every Grid
 // test), so the Grid's sessions are this webmcp-cdp's.
-func testSpacesOnGrid(t *testing.T) {
+func TestSpacesOnGrid(t *testing.T) {
+	t.Parallel()
 	site := spacesSite(t)
 	as := startAuthServer(t, "http://127.0.0.1:1/mcp") // every token names its hub
 	g := startGrid(t)
