@@ -136,7 +136,11 @@ func TestTasksStdio(t *testing.T) {
 	if made["resultType"] != "task" || taskID == "" || made["status"] != "working" {
 		t.Fatalf("the 3 s call was answered %v, want a CreateTaskResult", made)
 	}
-	// Polled at the interval the task suggests, as a client does.
+	// Polled at the interval the task suggests, as a client does. This
+	// sleep cannot be an event: a task's status reaches a client only by
+	// tasks/get (webmcp-cdp sends no task status notifications, which
+	// SEP-2663 leaves optional), and polling at pollIntervalMs is the
+	// behaviour under test.
 	poll := time.Duration(made["pollIntervalMs"].(float64)) * time.Millisecond
 	var got map[string]any
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(poll) {
