@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -64,20 +63,14 @@ func hintsRows(ctx context.Context, opts Options, page string, raw func(context.
 // with the _meta meta(i) (none when meta is nil), and fails on an error
 // result.
 func hintedCaller(cs *mcp.ClientSession, name string, meta func(i int) mcp.Meta) func(context.Context) error {
+	if meta == nil {
+		return caller(cs, name)
+	}
 	i := 0
 	return func(ctx context.Context) error {
-		params := &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "x"}}
-		if meta != nil {
-			params.Meta = meta(i)
-		}
+		params := &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "x"}, Meta: meta(i)}
 		i++
 		res, err := cs.CallTool(ctx, params)
-		if err != nil {
-			return fmt.Errorf("tools/call %s: %w", name, err)
-		}
-		if res.IsError {
-			return fmt.Errorf("tools/call %s answered with an error: %s", name, text(res))
-		}
-		return nil
+		return callOutcome(name, res, err)
 	}
 }

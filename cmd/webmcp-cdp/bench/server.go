@@ -131,14 +131,19 @@ func caller(cs *mcp.ClientSession, name string) func(context.Context) error {
 	params := &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "x"}}
 	return func(ctx context.Context) error {
 		res, err := cs.CallTool(ctx, params)
-		if err != nil {
-			return fmt.Errorf("tools/call %s: %w", name, err)
-		}
-		if res.IsError {
-			return fmt.Errorf("tools/call %s answered with an error: %s", name, text(res))
-		}
-		return nil
+		return callOutcome(name, res, err)
 	}
+}
+
+// callOutcome is a tools/call's error, or its error result's, as an error.
+func callOutcome(name string, res *mcp.CallToolResult, err error) error {
+	if err != nil {
+		return fmt.Errorf("tools/call %s: %w", name, err)
+	}
+	if res.IsError {
+		return fmt.Errorf("tools/call %s answered with an error: %s", name, text(res))
+	}
+	return nil
 }
 
 // text joins the text content of a result.
