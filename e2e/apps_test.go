@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -252,17 +253,23 @@ const appHostPage = `
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
 
-async function run() {
-  const steps = [];
+async function run(steps) {
+  // Each step is logged with its time, so that a failure says how far the
+  // host got and what took long.
+  const t0 = performance.now();
+  const at = (what) => steps.push("@" + Math.round(performance.now() - t0) + "ms " + what);
+  at("connect");
   const client = new Client({ name: "apps-host", version: "1.0.0" },
     { capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } } });
   await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", location.href)));
+  at("listTools");
   const { tools } = await client.listTools();
   const tool = tools.find((t) => t.name.endsWith("_show_cart"));
   if (!tool) throw new Error("no show_cart: " + tools.map((t) => t.name).join(", "));
   const uri = tool._meta?.ui?.resourceUri;
   steps.push("uri:" + uri);
   steps.push("app-only listed:" + tools.some((t) => t.name.endsWith("_cart_items")));
+  at("readResource");
   const res = await client.readResource({ uri });
   const view = res.contents[0];
   steps.push("mime:" + view.mimeType);
@@ -272,21 +279,28 @@ async function run() {
   const bridge = new AppBridge(client, { name: "apps-host", version: "1.0.0" }, { serverTools: {}, logging: {} });
   const logged = new Promise((resolve) => { bridge.onloggingmessage = ({ data }) => resolve(String(data)); });
   const initialized = new Promise((resolve) => { bridge.oninitialized = resolve; });
+  at("bridge");
   await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
   frame.srcdoc = view.text;
   await initialized;
+  at("callTool");
   const result = await client.callTool({ name: tool.name, arguments: {} });
   await bridge.sendToolInput({ arguments: {} });
   await bridge.sendToolResult(result);
   steps.push("tool:" + result.content?.[0]?.text);
+  at("the view's log");
   steps.push(await logged);
+  at("done");
   return steps.join("\n");
 }
 
 document.modelContext.registerTool({
   name: "run_host",
   description: "Run the MCP Apps host once and say what it saw",
-  execute: async () => { try { return await run(); } catch (e) { return "host-error: " + (e?.stack ?? e); } },
+  execute: async () => {
+    const steps = [];
+    try { return await run(steps); } catch (e) { return steps.join("\n") + "\nhost-error: " + (e?.stack ?? e); }
+  },
 });
 `
 
@@ -319,6 +333,14 @@ func TestAppsHost(t *testing.T) {
 	}
 	// /mcp of the pages' origin goes to webmcp-cdp, once it listens.
 	var target atomic.Pointer[url.URL]
+	// What went through /mcp, said when the test fails.
+	var proxyBuf syncBuffer
+	proxyLog := log.New(&proxyBuf, "", log.Lmicroseconds)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("what went through /mcp:\n%s", proxyBuf.String())
+		}
+	})
 	mux := http.NewServeMux()
 	mux.Handle("/", http.FileServer(http.Dir(www)))
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
@@ -336,6 +358,22 @@ func TestAppsHost(t *testing.T) {
 			},
 			FlushInterval: -1,
 		}
+		// Full duplex: Go's HTTP/1 server drains and closes a request body
+		// the handler has not read to its end when the response begins,
+		// and the proxy's transport, checking the body for bytes past its
+		// length after the answer's headers came back (a fast answer),
+		// then fails to write the request and closes the connection to
+		// webmcp-cdp under the answer (golang/go#40747: "ReverseProxy read
+		// error during body copy: use of closed network connection"). The
+		// client never gets that answer and times out after 60 s.
+		if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+			t.Errorf("the proxy to webmcp-cdp: %v", err)
+		}
+		start := time.Now()
+		proxyLog.Printf("%s /mcp %s", r.Method, r.Header.Get("Mcp-Method"))
+		defer func() {
+			proxyLog.Printf("%s /mcp %s ended after %v", r.Method, r.Header.Get("Mcp-Method"), time.Since(start))
+		}()
 		p.ServeHTTP(w, r)
 	})
 	srv := httptest.NewServer(mux)

@@ -191,7 +191,7 @@ func TestApps(t *testing.T) {
 	h.PageServer(core.Source{Key: "doc2#mcpb:t:mcp-default", Tab: "T2", Origin: origin, URL: origin + "/other", Backend: core.BackendMCPB},
 		newMemPage(t, ctx, "t:mcp-default", appsPage("two")))
 	tab2 := site + "_tab2_cart_items"
-	waitUntil(t, "the second page's tools", func() bool { _, ok := h.Tool(tab2); return ok })
+	waitForTool(t, ctx, h, s, tab2)
 	text, isErr := callText(t, ctx, host, "cart_items")
 	if !isErr || !strings.Contains(text, "2 page servers have a tool named") || !strings.Contains(text, site+"_tab1_cart_items") || !strings.Contains(text, tab2) {
 		t.Errorf("a call by an own name two pages have: %q (error %v), want the routed names", text, isErr)

@@ -112,7 +112,7 @@ func TestPageServerCarries(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := site + "_cart_total"
-	waitUntil(t, "the page server's tool", func() bool { _, ok := h.Tool(name); return ok })
+	waitForTool(t, ctx, h, s, name)
 	var tool *mcp.Tool
 	for tl, err := range cs.Tools(ctx, nil) {
 		if err != nil {

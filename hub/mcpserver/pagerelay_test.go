@@ -96,7 +96,7 @@ func TestPageQuestions(t *testing.T) {
 	h.PageServer(core.Source{Key: "doc#mcpb:t:mcp-default", Tab: "T1", Origin: origin, URL: origin + "/", Backend: core.BackendMCPB},
 		newMemPage(t, ctx, "t:mcp-default", askingServer()))
 	name := site + "_ask"
-	waitUntil(t, "the page server's tool", func() bool { _, ok := h.Tool(name); return ok })
+	waitForTool(t, ctx, h, s, name)
 
 	logs := make(chan string, 10)
 	full := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}, Sampling: &mcp.SamplingCapabilities{}}
@@ -316,7 +316,7 @@ func TestPageQuestionsDeliveredApart(t *testing.T) {
 			page := newLaggingPage(tc.lag, tc.pings)
 			h.PageServer(core.Source{Key: "doc#mcpb:t:mcp-default", Tab: "T1", Origin: origin, URL: origin + "/", Backend: core.BackendMCPB}, page)
 			name := site + "_ask"
-			waitUntil(t, "the page server's tool", func() bool { _, ok := h.Tool(name); return ok })
+			waitForTool(t, ctx, h, s, name)
 			full := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}, Sampling: &mcp.SamplingCapabilities{}}
 			cs := relayClient(t, ctx, s, full, make(chan string, 10))
 

@@ -132,7 +132,7 @@ func TestPageServerSessions(t *testing.T) {
 	h.PageServer(src("t:mcp-default"), good)
 
 	echo := site + "_echo"
-	waitUntil(t, "the page server's tool", func() bool { _, ok := h.Tool(echo); return ok })
+	waitForTool(t, ctx, h, s, echo)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "hi"}})
 	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "echo: hi" {
 		t.Fatalf("call = %+v, %v", res, err)
@@ -172,6 +172,17 @@ func TestPageServerSessions(t *testing.T) {
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	waitFor(t, what, func() (bool, string) { return cond(), "not yet" })
+}
+
+// waitForTool waits until the hub has the routed tool name and s lists it:
+// the catalog's changes reach the server's list on a goroutine of their
+// own, so a tool the hub has may not be in a tools/list or callable yet.
+func waitForTool(t *testing.T, ctx context.Context, h *hub.Hub, s *mcpserver.Server, name string) {
+	t.Helper()
+	waitUntil(t, "the page server's tool "+name, func() bool { _, ok := h.Tool(name); return ok })
+	if err := s.Synced(ctx); err != nil {
+		t.Fatalf("waiting for the server to list %s: %v", name, err)
+	}
 }
 
 // TestPageServerProgress: a client's progress token reaches the page
@@ -224,7 +235,7 @@ func TestPageServerProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := site + "_steps"
-	waitUntil(t, "the page server's tool", func() bool { _, ok := h.Tool(name); return ok })
+	waitForTool(t, ctx, h, s, name)
 
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "no token" {
