@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,9 +28,9 @@ func portOf(t *testing.T, raw string) int {
 }
 
 func TestAutoConnect(t *testing.T) {
-	// A server that holds the upgrade for hold (the Allow dialog), then
-	// accepts, or refuses with 403 when refuse is set.
-	server := func(hold time.Duration, refuse bool, plainHTTP *atomic.Int32) *httptest.Server {
+	// A server that holds the upgrade (the Allow dialog) until hold ends,
+	// then accepts, or refuses with 403 when refuse is set.
+	server := func(hold <-chan struct{}, refuse bool, plainHTTP *atomic.Int32) *httptest.Server {
 		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("Upgrade") == "" {
 				plainHTTP.Add(1)
@@ -37,7 +38,7 @@ func TestAutoConnect(t *testing.T) {
 				return
 			}
 			select {
-			case <-time.After(hold):
+			case <-hold:
 			case <-r.Context().Done():
 				return
 			}
@@ -63,39 +64,62 @@ func TestAutoConnect(t *testing.T) {
 		l.Close()
 		return p
 	}
+	// The dialog is held on events, not clocks: "at once" is not held at
+	// all (and its notice, a minute away, must not come); "clicked" and
+	// "refused" are held until the notice came, as a person clicks after
+	// reading it; "nobody clicks" is held past the timeout.
+	const (
+		atOnce = iota
+		afterNotice
+		never
+	)
 	tests := []struct {
 		name     string
-		hold     time.Duration
+		hold     int
 		refuse   bool
 		closed   bool
+		notice   time.Duration
 		timeout  time.Duration
 		wantWait bool
 		wantErr  []string
 	}{
-		{name: "allowed at once", hold: 0},
-		{name: "allowed after the person clicked", hold: 400 * time.Millisecond, wantWait: true},
-		{name: "refused", hold: 300 * time.Millisecond, refuse: true, wantWait: true, wantErr: []string{"did not let us connect", "/p/DevToolsActivePort", "chrome://inspect/#remote-debugging"}},
-		{name: "nobody clicks", hold: time.Hour, timeout: 500 * time.Millisecond, wantWait: true, wantErr: []string{"nobody clicked Allow", "500ms", "/p/DevToolsActivePort", "--connect-timeout"}},
+		{name: "allowed at once", hold: atOnce, notice: time.Minute},
+		{name: "allowed after the person clicked", hold: afterNotice, wantWait: true},
+		{name: "refused", hold: afterNotice, refuse: true, wantWait: true, wantErr: []string{"did not let us connect", "/p/DevToolsActivePort", "chrome://inspect/#remote-debugging"}},
+		{name: "nobody clicks", hold: never, timeout: 500 * time.Millisecond, wantWait: true, wantErr: []string{"nobody clicked Allow", "500ms", "/p/DevToolsActivePort", "--connect-timeout"}},
 		{name: "stale port", closed: true, wantErr: []string{"nothing listens", "/p/DevToolsActivePort", "chrome://inspect/#remote-debugging"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var plain atomic.Int32
+			var waits atomic.Int32
+			noticed := make(chan struct{})
+			var once sync.Once
 			port := 0
 			if tt.closed {
 				port = closedPort()
 			} else {
-				srv := server(tt.hold, tt.refuse, &plain)
+				hold := make(chan struct{})
+				switch tt.hold {
+				case atOnce:
+					close(hold)
+				case afterNotice:
+					hold = noticed
+				}
+				srv := server(hold, tt.refuse, &plain)
 				defer srv.Close()
 				port = portOf(t, srv.URL)
 			}
-			var waits atomic.Int32
+			notice := tt.notice
+			if notice == 0 {
+				notice = 100 * time.Millisecond
+			}
 			ap := ActivePort{File: "/p/DevToolsActivePort", Port: port, Path: "/devtools/browser/x"}
 			start := time.Now()
 			conn, err := AutoConnect(t.Context(), ap, AutoConnectOptions{
 				Timeout:    tt.timeout,
-				WaitNotice: 100 * time.Millisecond,
-				OnWait:     func() { waits.Add(1) },
+				WaitNotice: notice,
+				OnWait:     func() { waits.Add(1); once.Do(func() { close(noticed) }) },
 			})
 			took := time.Since(start)
 			if plain.Load() != 0 {
