@@ -23,14 +23,20 @@ import (
 )
 
 // lockedBuffer is a Notice writer read after OnWait's goroutine wrote it.
+// Its first write closes written (when set): the notice came.
 type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	written chan struct{}
+	once    sync.Once
 }
 
 func (b *lockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.written != nil {
+		b.once.Do(func() { close(b.written) })
+	}
 	return b.buf.Write(p)
 }
 
@@ -40,9 +46,12 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// allowServer is a browser's debugging WebSocket that holds the upgrade for
-// hold (the Allow dialog) and then accepts. It returns the port.
-func allowServer(t *testing.T, hold time.Duration) int {
+// atOnce is a hold that is already over: the browser accepts at once.
+var atOnce = func() <-chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// allowServer is a browser's debugging WebSocket that holds the upgrade
+// until hold ends (the Allow dialog) and then accepts. It returns the port.
+func allowServer(t *testing.T, hold <-chan struct{}) int {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") == "" {
@@ -50,7 +59,7 @@ func allowServer(t *testing.T, hold time.Duration) int {
 			return
 		}
 		select {
-		case <-time.After(hold):
+		case <-hold:
 		case <-r.Context().Done():
 			return
 		}
@@ -93,66 +102,69 @@ func writeActivePort(t *testing.T, dir string, port int) {
 func TestAutoConnectDial(t *testing.T) {
 	tests := []struct {
 		name string
-		// setup writes the files under root and returns the source.
-		setup      func(t *testing.T, root string) *AutoConnect
+		// setup writes the files under root and returns the source; a
+		// browser it starts holds the Allow dialog until noticed ends (the
+		// notice came, as a person clicks after reading it) or accepts at
+		// once (atOnce).
+		setup      func(t *testing.T, root string, noticed <-chan struct{}) *AutoConnect
 		cancelled  bool
 		wantNotice bool
 		wantErr    []string
 	}{
 		{
 			name: "user data dir, allowed at once",
-			setup: func(t *testing.T, root string) *AutoConnect {
-				writeActivePort(t, root, allowServer(t, 0))
+			setup: func(t *testing.T, root string, noticed <-chan struct{}) *AutoConnect {
+				writeActivePort(t, root, allowServer(t, atOnce))
 				return &AutoConnect{UserDataDir: root}
 			},
 		},
 		{
 			name: "user data dir, allowed after the person clicked",
-			setup: func(t *testing.T, root string) *AutoConnect {
-				writeActivePort(t, root, allowServer(t, 400*time.Millisecond))
+			setup: func(t *testing.T, root string, noticed <-chan struct{}) *AutoConnect {
+				writeActivePort(t, root, allowServer(t, noticed))
 				return &AutoConnect{UserDataDir: root, Timeout: 7 * time.Second}
 			},
 			wantNotice: true,
 		},
 		{
 			name: "channel's usual directory",
-			setup: func(t *testing.T, root string) *AutoConnect {
-				writeActivePort(t, filepath.Join(root, "config", "google-chrome-beta"), allowServer(t, 0))
+			setup: func(t *testing.T, root string, noticed <-chan struct{}) *AutoConnect {
+				writeActivePort(t, filepath.Join(root, "config", "google-chrome-beta"), allowServer(t, atOnce))
 				return &AutoConnect{Channel: "beta", Env: cdp.UserDataEnv{GOOS: "linux", Home: root, XDGConfigHome: filepath.Join(root, "config")}}
 			},
 		},
 		{
 			name: "other channel's file is not read",
-			setup: func(t *testing.T, root string) *AutoConnect {
-				writeActivePort(t, filepath.Join(root, "config", "google-chrome"), allowServer(t, 0))
+			setup: func(t *testing.T, root string, noticed <-chan struct{}) *AutoConnect {
+				writeActivePort(t, filepath.Join(root, "config", "google-chrome"), allowServer(t, atOnce))
 				return &AutoConnect{Channel: "beta", Env: cdp.UserDataEnv{GOOS: "linux", Home: root, XDGConfigHome: filepath.Join(root, "config")}}
 			},
 			wantErr: []string{filepath.Join("google-chrome-beta", cdp.ActivePortFile), "chrome://inspect/#remote-debugging"},
 		},
 		{
 			name: "unknown channel",
-			setup: func(t *testing.T, root string) *AutoConnect {
+			setup: func(t *testing.T, root string, noticed <-chan struct{}) *AutoConnect {
 				return &AutoConnect{Channel: "nightly", Env: cdp.UserDataEnv{GOOS: "linux", Home: root}}
 			},
 			wantErr: []string{`--channel "nightly"`, "stable"},
 		},
 		{
 			name: "no file",
-			setup: func(t *testing.T, root string) *AutoConnect {
+			setup: func(t *testing.T, root string, noticed <-chan struct{}) *AutoConnect {
 				return &AutoConnect{UserDataDir: root}
 			},
 			wantErr: []string{cdp.ActivePortFile, "chrome://inspect/#remote-debugging"},
 		},
 		{
 			name: "no file, no browser named",
-			setup: func(t *testing.T, root string) *AutoConnect {
+			setup: func(t *testing.T, root string, noticed <-chan struct{}) *AutoConnect {
 				return &AutoConnect{UserDataDir: root, Implicit: true}
 			},
 			wantErr: []string{"attach needs a browser", "--browser-url", "--auto-connect", cdp.ActivePortFile},
 		},
 		{
 			name: "stale port",
-			setup: func(t *testing.T, root string) *AutoConnect {
+			setup: func(t *testing.T, root string, noticed <-chan struct{}) *AutoConnect {
 				writeActivePort(t, root, closedPort(t))
 				return &AutoConnect{UserDataDir: root}
 			},
@@ -160,8 +172,8 @@ func TestAutoConnectDial(t *testing.T) {
 		},
 		{
 			name: "cancelled while waiting for Allow",
-			setup: func(t *testing.T, root string) *AutoConnect {
-				writeActivePort(t, root, allowServer(t, time.Hour))
+			setup: func(t *testing.T, root string, noticed <-chan struct{}) *AutoConnect {
+				writeActivePort(t, root, allowServer(t, make(chan struct{}))) // never allowed
 				return &AutoConnect{UserDataDir: root, Implicit: true}
 			},
 			cancelled:  true,
@@ -172,17 +184,30 @@ func TestAutoConnectDial(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
-			src := tt.setup(t, root)
-			var notice lockedBuffer
+			notice := lockedBuffer{written: make(chan struct{})}
+			src := tt.setup(t, root, notice.written)
 			src.Notice = &notice
-			src.WaitNotice = 100 * time.Millisecond
+			// Events, not clocks: a case that wants the notice has it after
+			// 100 ms and its browser answers (or its context ends) only once
+			// it came; a case that must not have it has it a minute away,
+			// so that a slow handshake on a loaded machine does not bring it.
+			src.WaitNotice = time.Minute
+			if tt.wantNotice {
+				src.WaitNotice = 100 * time.Millisecond
+			}
 			src.Logger = slog.New(slog.DiscardHandler)
 			ctx := t.Context()
 			if tt.cancelled {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithCancel(ctx)
 				defer cancel()
-				time.AfterFunc(300*time.Millisecond, cancel)
+				go func() {
+					select {
+					case <-notice.written:
+						cancel()
+					case <-ctx.Done():
+					}
+				}()
 			}
 			conn, err := src.Dial(ctx)
 			if got := strings.Count(notice.String(), "click Allow"); (got == 1) != tt.wantNotice || got > 1 {
@@ -216,7 +241,7 @@ func TestAutoConnectDial(t *testing.T) {
 
 func TestAutoConnectSource(t *testing.T) {
 	root := t.TempDir()
-	writeActivePort(t, root, allowServer(t, 0))
+	writeActivePort(t, root, allowServer(t, atOnce))
 	src := &AutoConnect{UserDataDir: root, Logger: slog.New(slog.DiscardHandler)}
 	if src.Fresh() {
 		t.Error("Fresh() = true; the person's browser has tabs of its own")
