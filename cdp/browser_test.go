@@ -32,18 +32,17 @@ const fakeBrowserEnv = "WEBMCP_CDP_FAKE_BROWSER"
 //	serve     answer every command; exit when the pipe closes
 //	silent    answer nothing; exit when the pipe closes
 //	stubborn  answer every command; ignore the pipe closing and SIGTERM
-//	hangs-once silent on its first start (in $TMPDIR), then serve
+//	hangs-once silent until $TMPDIR/fake-browser-serve exists, then serve
+//	           (the test makes it when the second start begins)
 func TestFakeBrowserProcess(t *testing.T) {
 	mode := os.Getenv(fakeBrowserEnv)
 	if mode == "" {
 		t.Skip("the fake browser of the Launch tests")
 	}
 	if mode == "hangs-once" {
-		mode = "serve"
-		mark := filepath.Join(os.Getenv("TMPDIR"), "fake-browser-started")
-		if f, err := os.OpenFile(mark, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
-			f.Close()
-			mode = "silent"
+		mode = "silent"
+		if _, err := os.Stat(filepath.Join(os.Getenv("TMPDIR"), "fake-browser-serve")); err == nil {
+			mode = "serve"
 		}
 	}
 	fmt.Fprintln(os.Stderr, "fake browser starting in mode", mode)
@@ -141,14 +140,52 @@ func warmUp(t *testing.T) {
 	w.Close()
 }
 
+// startsHandler calls second when Launch logs its second start, before
+// that start.
+type startsHandler struct {
+	slog.Handler
+	starts *atomic.Int32
+	second func()
+}
+
+func (h startsHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "starting the browser" && h.starts.Add(1) == 2 {
+		h.second()
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h startsHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	h.Handler = h.Handler.WithAttrs(attrs)
+	return h
+}
+
+func (h startsHandler) WithGroup(name string) slog.Handler {
+	h.Handler = h.Handler.WithGroup(name)
+	return h
+}
+
 // TestLaunchStartsAHungBrowserAgain: a browser that starts but never
 // answers is killed and started once more; the second one serves.
+//
+// Which start serves is decided by an event, not a clock: the fake is silent
+// until the test marks, at Launch's second start, that it may serve. (The
+// fake deciding for itself at startup raced the 300 ms first wait: on a
+// loaded machine the first start could be killed before it ran, and the
+// second then took the silent part.)
 func TestLaunchStartsAHungBrowserAgain(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	var log strings.Builder
+	var starts atomic.Int32
+	serve := func() {
+		if err := os.WriteFile(filepath.Join(tmp, "fake-browser-serve"), nil, 0o600); err != nil {
+			t.Error(err)
+		}
+	}
 	opts := LaunchOptions{Chrome: fakeBrowser(t, "hangs-once"), Headless: true,
-		Logger: slog.New(slog.NewTextHandler(&log, nil)), firstWait: 300 * time.Millisecond}
+		Logger:    slog.New(startsHandler{slog.NewTextHandler(&log, nil), &starts, serve}),
+		firstWait: 300 * time.Millisecond}
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	p, err := Launch(ctx, opts)
@@ -162,8 +199,11 @@ func TestLaunchStartsAHungBrowserAgain(t *testing.T) {
 	if !strings.Contains(log.String(), "did not answer; starting it once more") {
 		t.Errorf("the log does not say why it started the browser again:\n%s", log.String())
 	}
-	if _, err := os.Stat(filepath.Join(tmp, "fake-browser-started")); err != nil {
-		t.Errorf("the first start was not the hanging one: %v", err)
+	// The browser's output is all in once it exited.
+	p.Close()
+	closedWithin(t, p.Exited(), "Exited")
+	if !strings.Contains(p.ExitReason(), "fake browser starting in mode serve") {
+		t.Errorf("the process Launch gave is not the serving start: %q", p.ExitReason())
 	}
 }
 
