@@ -42,16 +42,21 @@ type fakeSite struct {
 	setups []core.PageSetup
 	closed []string
 	calls  []string
+	// due is closed, by tab, once the page's updates (its tools, then its
+	// late tool) reached the hub: what Drain waits for.
+	due map[string]chan struct{}
 }
 
 func newFakeSite(t *testing.T, pages map[string]*fakePage) (*fakeSite, *Session) {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f := &fakeSite{logger: logger, pages: pages, open: map[string]*fakePage{}, loads: map[string]core.PageLoad{}}
+	f := &fakeSite{logger: logger, pages: pages, open: map[string]*fakePage{}, loads: map[string]core.PageLoad{}, due: map[string]chan struct{}{}}
 	f.h = hub.New(f, hub.Options{Logger: logger})
-	// The quiet period is long next to the fake page's 10 ms between its
-	// tools and its late tool, so that a loaded machine (CI runs the
-	// packages in parallel) cannot make the page look settled between them.
+	// The page's late tool is due work, as a real page's timer is: Drain,
+	// which ends every quiet period, waits for it. A loaded machine (CI
+	// runs the packages in parallel) running the fake's goroutine late
+	// therefore cannot make the page look settled between its tools and
+	// its late tool, however long past the quiet period it comes.
 	return f, &Session{Hub: f.h, Tabs: f, Settle: 200 * time.Millisecond, Timeout: 2 * time.Second}
 }
 
@@ -82,7 +87,12 @@ func (f *fakeSite) Open(_ context.Context, u string, setup core.PageSetup) (stri
 	pu, _ := url.Parse(u)
 	origin := pu.Scheme + "://" + pu.Host
 	doc := core.Source{Key: id + "/doc", Tab: id, Frame: "F" + id, Origin: origin, URL: u, Backend: "polyfill"}
+	due := make(chan struct{})
+	f.mu.Lock()
+	f.due[id] = due
+	f.mu.Unlock()
 	go func() {
+		defer close(due)
 		time.Sleep(5 * time.Millisecond) // the page taking its time, not a poll
 		f.h.TabOpened(id, u, "")
 		f.h.Update(doc, p.tools, p.refused)
@@ -101,7 +111,22 @@ func (f *fakeSite) PageLoad(tab string) (core.PageLoad, <-chan struct{}, bool) {
 	return l, nil, ok
 }
 
-func (f *fakeSite) Drain(context.Context, string) error { return nil }
+// Drain returns once the tab's page sent the hub all it had to (its
+// updates are due work, run however late the machine runs them).
+func (f *fakeSite) Drain(ctx context.Context, tab string) error {
+	f.mu.Lock()
+	due := f.due[tab]
+	f.mu.Unlock()
+	if due == nil {
+		return nil
+	}
+	select {
+	case <-due:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 func (f *fakeSite) Diagnose(_ context.Context, tab string) (core.PageDiagnosis, error) {
 	l, _, _ := f.PageLoad(tab)
