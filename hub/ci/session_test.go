@@ -42,6 +42,14 @@ type scriptedTabs struct {
 	// (a timer that ran late): the first Drain plays it into the hub.
 	due    func(h *hub.Hub, tab string)
 	drains int
+
+	// The script's progress: when it started, how many steps it played,
+	// and a channel closed (and made anew) at each step. A Drain waits for
+	// the steps due by then, as a page's drain waits for its due timers:
+	// on a loaded machine the script's goroutine may run a step late.
+	started time.Time
+	played  int
+	stepped chan struct{}
 }
 
 // fire sets the tab's load and signals the change.
@@ -59,11 +67,29 @@ func (f *scriptedTabs) PageLoad(string) (core.PageLoad, <-chan struct{}, bool) {
 	return f.load, f.changed, f.follow
 }
 
-func (f *scriptedTabs) Drain(context.Context, string) error {
+func (f *scriptedTabs) Drain(ctx context.Context, _ string) error {
 	f.mu.Lock()
 	f.drains++
 	due := f.due
 	f.due = nil
+	var at time.Duration
+	n := 0
+	for _, st := range f.script {
+		if at += st.after; at > time.Since(f.started) {
+			break
+		}
+		n++
+	}
+	for f.played < n {
+		stepped := f.stepped
+		f.mu.Unlock()
+		select {
+		case <-stepped:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		f.mu.Lock()
+	}
 	f.mu.Unlock()
 	if due != nil {
 		due(f.h, "T1")
@@ -77,10 +103,18 @@ func (f *scriptedTabs) Diagnose(context.Context, string) (core.PageDiagnosis, er
 }
 
 func (f *scriptedTabs) Open(context.Context, string, core.PageSetup) (string, error) {
+	f.mu.Lock()
+	f.started = time.Now()
+	f.mu.Unlock()
 	go func() {
 		for _, st := range f.script {
 			time.Sleep(st.after) // the page taking its time, not a poll
 			st.do(f.h, "T1")
+			f.mu.Lock()
+			f.played++
+			close(f.stepped)
+			f.stepped = make(chan struct{})
+			f.mu.Unlock()
 		}
 	}()
 	return "T1", nil
@@ -121,7 +155,7 @@ func refusedOnly(h *hub.Hub, tab string) {
 }
 
 func newScripted(script []step, closeDelay time.Duration) (*scriptedTabs, *Session) {
-	f := &scriptedTabs{script: script, closeDelay: closeDelay, closed: make(chan struct{}), changed: make(chan struct{})}
+	f := &scriptedTabs{script: script, closeDelay: closeDelay, closed: make(chan struct{}), changed: make(chan struct{}), stepped: make(chan struct{})}
 	f.h = hub.New(f, hub.Options{Logger: slog.New(slog.DiscardHandler)})
 	return f, &Session{Hub: f.h, Tabs: f}
 }
