@@ -27,14 +27,19 @@ func (noBrowser) Invoke(context.Context, string, string, json.RawMessage) (core.
 // tab's last change of tools, at the bound when the tab gets none, and at
 // once when ctx ends; it reads the hub only when it changed or a quiet
 // period ended (a poll every 50 ms would read it many times more).
+//
+// The quiet period is long beside the script's delays (a second against at
+// most 100 ms), so that a loaded machine running the late step late cannot
+// land it after the quiet period (150 ms against the late step's 100 ms
+// could; hub/ci's TestSettleWaitsOnChanges failed so in CI).
 func TestWaitTabTools(t *testing.T) {
-	const quiet = 150 * time.Millisecond
+	const quiet = time.Second
 	// soon is the most a wait may take: well under the 5 s bound of the
 	// cases that must end before it (at the quiet period, at the tab's
-	// close, at ctx's end), and never reached by the 600 ms bound of the
+	// close, at ctx's end), and never reached by the 1.5 s bound of the
 	// one that ends at it, but no clock for a loaded machine to miss (a
 	// 300 ms margin failed at load 40).
-	const soon = 2500 * time.Millisecond
+	const soon = quiet + 2500*time.Millisecond
 	doc := core.Source{Key: "d", Tab: "T", Frame: "F", Origin: "http://s.test", URL: "http://s.test/", Backend: "polyfill"}
 	update := func(names ...string) func(*hub.Hub) {
 		return func(h *hub.Hub) {
@@ -62,8 +67,8 @@ func TestWaitTabTools(t *testing.T) {
 			wantTools: []string{"s_test_a", "s_test_b"}, min: quiet, max: soon, maxReads: 4},
 		{name: "a late tool restarts the quiet period", script: []step{{0, update("a")}, {100 * time.Millisecond, update("a", "late")}}, wait: 5 * time.Second,
 			wantTools: []string{"s_test_a", "s_test_late"}, min: 100*time.Millisecond + quiet, max: soon, maxReads: 6},
-		{name: "no tools: the wait ends at its bound", script: []step{{0, func(h *hub.Hub) { h.TabOpened("T", "http://s.test/", "") }}}, wait: 600 * time.Millisecond,
-			wantTools: []string{}, min: 600 * time.Millisecond, max: soon, maxReads: 4},
+		{name: "no tools: the wait ends at its bound", script: []step{{0, func(h *hub.Hub) { h.TabOpened("T", "http://s.test/", "") }}}, wait: 1500 * time.Millisecond,
+			wantTools: []string{}, min: 1500 * time.Millisecond, max: soon, maxReads: 4},
 		{name: "the tab closes: the wait ends at once", script: []step{{0, func(h *hub.Hub) { h.TabOpened("T", "http://s.test/", "") }}, {100 * time.Millisecond, func(h *hub.Hub) { h.TabClosed("T") }}},
 			wait: 5 * time.Second, wantTools: []string{}, min: 100 * time.Millisecond, max: soon, maxReads: 4},
 		{name: "ctx ends", script: nil, wait: 5 * time.Second, cancelAt: 100 * time.Millisecond,
@@ -131,14 +136,18 @@ func (r *reloadingTabs) Reload(_ context.Context, tab string) error {
 // once the reloaded page's tools are back and settled, and reports them; a
 // tab that had no tools is not waited for beyond the quiet period.
 func TestReloadTabWaitsForTools(t *testing.T) {
+	// slack is how late past its due time the call may end: well under the
+	// 5 s default wait it must not reach, but no clock for a loaded machine
+	// to miss (a call through the MCP client and two timers; 1 s was close).
+	const slack = 2500 * time.Millisecond
 	for _, tc := range []struct {
 		name      string
 		withTools bool
 		wantTools []string
 		min, max  time.Duration
 	}{
-		{"tools come back", true, []string{"s_test_a", "s_test_b"}, 300*time.Millisecond + openQuiet, 300*time.Millisecond + openQuiet + time.Second},
-		{"a tab without tools", false, []string{}, openQuiet, openQuiet + time.Second},
+		{"tools come back", true, []string{"s_test_a", "s_test_b"}, 300*time.Millisecond + openQuiet, 300*time.Millisecond + openQuiet + slack},
+		{"a tab without tools", false, []string{}, openQuiet, openQuiet + slack},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := hub.New(noBrowser{}, hub.Options{Logger: slog.New(slog.DiscardHandler)})
