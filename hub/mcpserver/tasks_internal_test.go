@@ -59,7 +59,8 @@ func (b *taskBrowser) Invoke(ctx context.Context, _, tool string, _ json.RawMess
 	return core.Result{}, ctx.Err()
 }
 
-// taskServer is a Server whose tasks start after 20 ms, over a taskBrowser.
+// taskServer is a Server whose tasks start after 20 ms (unless opts.After
+// says otherwise), over a taskBrowser.
 func taskServer(t *testing.T, opts TaskOptions) (*Server, *taskBrowser) {
 	t.Helper()
 	b := &taskBrowser{release: make(chan struct{}), breakIt: make(chan struct{}), cancelled: make(chan struct{})}
@@ -114,9 +115,13 @@ func call(name string) string { return `{"name":"s_test_` + name + `","arguments
 func taskOf(id string) string { return `{"taskId":"` + id + `"}` }
 
 // TestTasks drives the Tasks extension over stdio, a request at a time.
+// Calls become tasks after the default second, not 20 ms: the quick call
+// must answer in its request, and on a loaded machine its way through the
+// hub could take longer than 20 ms. (The other calls are held by events,
+// so they become tasks whatever After is; each costs the test one After.)
 func TestTasks(t *testing.T) {
 	t.Parallel()
-	s, b := taskServer(t, TaskOptions{})
+	s, b := taskServer(t, TaskOptions{After: DefaultTaskAfter})
 	p := newPipeSession(t, s, true)
 
 	// Advertised in server/discover.
