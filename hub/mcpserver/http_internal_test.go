@@ -188,7 +188,9 @@ func TestHTTPReadTimeouts(t *testing.T) {
 		conn.SetReadDeadline(time.Now().Add(5 * time.Second)) // a failure guard
 		_, err = io.Copy(io.Discard, conn)
 		took := time.Since(start)
-		if err != nil || took < timeout || took > timeout+time.Second {
+		// The upper bound tells the read timeout from the 5 s guard, with
+		// room for a loaded machine (1 s past the timeout was close).
+		if err != nil || took < timeout || took > timeout+3*time.Second {
 			t.Errorf("the connection ended after %s (%v), want after about %s", took, err, timeout)
 		}
 	})
