@@ -30,7 +30,10 @@ const navLoadRuns = 30
 // for the bare tab, navigation start → load. A third tab, in the bare
 // browser, is set up as webmcp-cdp sets up a tab (the page script and the
 // same domains) with no webmcp-cdp behind it: what the browser's side
-// costs, apart from webmcp-cdp's reading and the CPU it takes. The ratios
+// costs, apart from webmcp-cdp's reading and the CPU it takes. A fourth,
+// also in the bare browser, is that tab read by the bench itself over raw
+// CDP as cdp/ reads one (navraw.go): the part of the gap that reading the
+// tools over CDP costs, apart from what webmcp-cdp adds. The ratios
 // are of p50s, and the median of each navigation's ratio to the bare one
 // next to it (which load on a shared machine moves less); the attached
 // tab's rows have them to the set-up tab too, the floor its targets are
@@ -54,6 +57,12 @@ func navLoadRows(ctx context.Context, bin, url string, add func(what, value stri
 		add(fmt.Sprintf("%s: attached tab, navigation start → its load (target ≤ 1.05× the floor's load)", side.name), floor(m.load))
 		add(fmt.Sprintf("%s: attached tab, navigation start → client has list_changed and the 10 tools (target ≤ 1.1× the floor's load)", side.name), floor(m.tools))
 		add(fmt.Sprintf("%s: attached tab, its load → client has the 10 tools (each navigation's difference)", side.name), pairedGap(m.tools, m.load))
+		// The split of the gap (navraw.go): reading the tools over CDP and
+		// nothing else, against the floor; webmcp-cdp against that.
+		add(fmt.Sprintf("%s: raw reader (the floor's setup, tools read over CDP as cdp/ does, nothing else), navigation start → its load", side.name), floor(m.rawLoad))
+		add(fmt.Sprintf("%s: raw reader, navigation start → it has the 10 tools", side.name), floor(m.rawTools))
+		add(fmt.Sprintf("%s: attached tab against the raw reader: its load, the client's 10 tools (paired medians)", side.name),
+			fmt.Sprintf("%s, %s", pairedRatio(m.load, m.rawLoad), pairedRatio(m.tools, m.rawTools)))
 	}
 	return nil
 }
@@ -86,7 +95,7 @@ func pairedGap(a, b Latencies) string {
 }
 
 // navMeasures are the samples of navLoad, one per navigation of each tab.
-type navMeasures struct{ bare, setup, load, tools Latencies }
+type navMeasures struct{ bare, setup, load, tools, rawLoad, rawTools Latencies }
 
 // navLoad measures one backend of navLoadRows.
 func navLoad(ctx context.Context, bin, url string, side backendSide) (navMeasures, error) {
@@ -106,6 +115,10 @@ func navLoad(ctx context.Context, bin, url string, side backendSide) (navMeasure
 		return m, err
 	}
 	setupNav, err := setUpTab(ctx, bareProc.Conn(), side)
+	if err != nil {
+		return m, err
+	}
+	raw, err := rawReaderTab(ctx, bareProc.Conn(), side)
 	if err != nil {
 		return m, err
 	}
@@ -190,8 +203,21 @@ func navLoad(ctx context.Context, bin, url string, side backendSide) (navMeasure
 			}
 			return nil
 		}
-		// Each round goes through the three tabs, starting one further on.
-		steps := []func() error{timed(bareNav, &m.bare), timed(setupNav, &m.setup), attached}
+		rawRead := func() error {
+			nctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			load, tools, err := raw.navigate(nctx, u, prefix)
+			if err != nil {
+				return fmt.Errorf("raw reader's tab: %w", err)
+			}
+			if i >= warm {
+				m.rawLoad = append(m.rawLoad, load)
+				m.rawTools = append(m.rawTools, tools)
+			}
+			return nil
+		}
+		// Each round goes through the four tabs, starting one further on.
+		steps := []func() error{timed(bareNav, &m.bare), timed(setupNav, &m.setup), rawRead, attached}
 		for j := range steps {
 			if err := steps[(i+j)%len(steps)](); err != nil {
 				return m, fmt.Errorf("navigation %d: %w", i+1, err)
@@ -207,22 +233,29 @@ func navLoad(ctx context.Context, bin, url string, side backendSide) (navMeasure
 // native one), with nothing reading what it reports, and returns its
 // navigator.
 func setUpTab(ctx context.Context, conn *cdp.Conn, side backendSide) (func(context.Context, string) error, error) {
+	_, nav, _, err := setUpSession(ctx, conn, side)
+	return nav, err
+}
+
+// setUpSession is setUpTab's tab with its session and the binding's name
+// (whose suffix is the page script's nonce).
+func setUpSession(ctx context.Context, conn *cdp.Conn, side backendSide) (*cdp.Session, func(context.Context, string) error, string, error) {
 	binding, script, err := benchScript(side)
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
 	sess, nav, err := instrumentedTab(ctx, conn, binding, []string{script})
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
 	method, params := "Network.enable", any(map[string]any{"maxTotalBufferSize": 1024, "maxResourceBufferSize": 1024})
 	if side.native {
 		method, params = "WebMCP.enable", nil
 	}
 	if err := sess.Call(ctx, method, params, nil); err != nil {
-		return nil, fmt.Errorf("%s: %w", method, err)
+		return nil, nil, "", fmt.Errorf("%s: %w", method, err)
 	}
-	return nav, nil
+	return sess, nav, binding, nil
 }
 
 // waitTen waits for list_changed notifications until the client lists the
