@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto"
+	cdpt "github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/webmcp"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
@@ -39,7 +41,7 @@ func rawReaderTab(ctx context.Context, conn *cdp.Conn, side backendSide) (*rawRe
 		return nil, err
 	}
 	// Subscribed before the first navigation, so no event is lost.
-	events, _ := sess.Events("Runtime.consoleAPICalled", "Runtime.bindingCalled", "WebMCP.toolsAdded")
+	events, _ := sess.Events(cdproto.EventRuntimeConsoleAPICalled, cdproto.EventRuntimeBindingCalled, cdproto.EventWebMCPToolsAdded)
 	r := &rawReader{sess: sess, nav: nav, native: side.native, events: events,
 		marker: polyfill.BridgeMarker + strings.TrimPrefix(binding, "benchBinding")}
 	return r, nil
@@ -83,19 +85,17 @@ func (r *rawReader) readTen(ctx context.Context, prefix string) error {
 		}
 		var names []string
 		switch msg.Method {
-		case "WebMCP.toolsAdded":
-			var ev struct {
-				Tools []struct {
-					Name string `json:"name"`
-				} `json:"tools"`
-			}
-			if json.Unmarshal(msg.Params, &ev) != nil {
+		case cdproto.EventWebMCPToolsAdded:
+			var ev webmcp.EventToolsAdded
+			if jsonv2.Unmarshal(msg.Params, &ev) != nil {
 				continue
 			}
 			for _, t := range ev.Tools {
-				names = append(names, t.Name)
+				if t != nil {
+					names = append(names, t.Name)
+				}
 			}
-		case "Runtime.consoleAPICalled":
+		case cdproto.EventRuntimeConsoleAPICalled:
 			var ev cdpruntime.EventConsoleAPICalled
 			if r.native || jsonv2.Unmarshal(msg.Params, &ev) != nil || ev.Type != cdpruntime.ConsoleAPICalledTypeDebug || len(ev.Args) != 2 {
 				continue
@@ -110,7 +110,7 @@ func (r *rawReader) readTen(ctx context.Context, prefix string) error {
 				return err
 			}
 			names = list
-		case "Runtime.bindingCalled":
+		case cdproto.EventRuntimeBindingCalled:
 			if r.native || bridge == "" {
 				continue
 			}
@@ -138,14 +138,13 @@ func (r *rawReader) list(ctx context.Context, bridge cdpruntime.RemoteObjectID, 
 	if first {
 		fn = "function(a,b,c){this.policy(true);return this.list(a,b,c)}"
 	}
-	var res cdpruntime.CallFunctionOnResult
 	yes := true
-	err := r.sess.Call(ctx, "Runtime.callFunctionOn", cdpruntime.CallFunctionOnParams{
+	res, err := cdpt.Call(ctx, r.sess, cdpruntime.CallFunctionOn, cdpruntime.CallFunctionOnParams{
 		FunctionDeclaration: fn,
 		ObjectID:            bridge,
 		Arguments:           []*cdpruntime.CallArgument{{Value: jsonv2.Value("64")}, {Value: jsonv2.Value("4096")}, {Value: jsonv2.Value("65536")}},
 		ReturnByValue:       &yes,
-	}, &res)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("the raw reader's read: %w", err)
 	}
