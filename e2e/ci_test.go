@@ -111,6 +111,13 @@ type inspectJSON struct {
 
 func inspect(t *testing.T, wantCode int, args ...string) inspectJSON {
 	t.Helper()
+	rep, _ := inspectLogged(t, wantCode, args...)
+	return rep
+}
+
+// inspectLogged is inspect that also returns what inspect logged.
+func inspectLogged(t *testing.T, wantCode int, args ...string) (inspectJSON, string) {
+	t.Helper()
 	stdout, stderr, code := ciRun(t, "", append([]string{"inspect", "--json"}, args...)...)
 	if code != wantCode {
 		t.Fatalf("inspect %v: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", args, code, wantCode, stdout, stderr)
@@ -119,7 +126,7 @@ func inspect(t *testing.T, wantCode int, args ...string) inspectJSON {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("inspect --json printed something else than JSON: %v\n%s", err, stdout)
 	}
-	return rep
+	return rep, stderr
 }
 
 // TestCIInspectGood: a page whose tools are all fine: the tools as the page

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -132,11 +131,7 @@ func TestUserscriptsInspect(t *testing.T) {
 				// At debug level, so that a failure shows how the page
 				// and its frame were read (framed.html's frame tool was
 				// missing once in CI at load 30-40, not reproduced since).
-				stdout, stderr, code := ciRun(t, "", append([]string{"inspect", "--json", "--log-level", "debug"}, append(args, base+page)...)...)
-				var rep inspectJSON
-				if err := json.Unmarshal([]byte(stdout), &rep); code != 0 || err != nil {
-					t.Fatalf("inspect %s: exit %d (%v)\n%s\n%s", page, code, err, stdout, stderr)
-				}
+				rep, stderr := inspectLogged(t, 0, append([]string{"--log-level", "debug"}, append(args, base+page)...)...)
 				var got []string
 				for _, tl := range rep.Tools {
 					got = append(got, tl.Name)
