@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -22,9 +21,9 @@ import (
 	"github.com/webmcp-cdp/webmcp-cdp/polyfill"
 )
 
-// ErrNavigated is the error of a call whose document went away: the page
-// navigated, reloaded, or its frame was removed.
-var ErrNavigated = errors.New("the page navigated away")
+// ErrNavigated is the error of a call whose document went away (it is
+// core.ErrNavigated, which the hub reads).
+var ErrNavigated = core.ErrNavigated
 
 // Sink receives what the browser learns about tabs and tools; *hub.Hub is
 // one. Its methods are called one at a time, in the order the browser

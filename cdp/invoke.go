@@ -172,7 +172,12 @@ func (b *Browser) callError(d *docState, err error) error {
 	alive := d.alive
 	b.mu.Unlock()
 	msg := err.Error()
-	if !alive || strings.Contains(msg, "context was destroyed") || strings.Contains(msg, "Cannot find context") || strings.Contains(msg, "Could not find object") {
+	// CDP's words for a document that went under a call: its execution
+	// context was destroyed or cannot be found, the bridge object with it,
+	// or the whole target navigated or closed (the session's own error,
+	// which can come before the browser reports the document gone).
+	if !alive || strings.Contains(msg, "context was destroyed") || strings.Contains(msg, "Cannot find context") ||
+		strings.Contains(msg, "Could not find object") || strings.Contains(msg, "Inspected target navigated or closed") {
 		return ErrNavigated
 	}
 	return err

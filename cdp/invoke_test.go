@@ -2,6 +2,7 @@ package cdp
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strconv"
 	"strings"
@@ -108,5 +109,38 @@ func TestParseAnswer(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("parseAnswer(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
 		}
+	}
+}
+
+// TestCallError: CDP's words for a document that went under a call are
+// ErrNavigated (core.ErrNavigated, which the hub reads) whether or not the
+// browser has reported the document gone yet; other failures stay as they
+// are.
+func TestCallError(t *testing.T) {
+	b := &Browser{}
+	for _, tc := range []struct {
+		name  string
+		alive bool
+		err   string
+		want  error // nil: the error itself
+	}{
+		{"context destroyed", true, "Runtime.callFunctionOn: Execution context was destroyed. (-32000)", core.ErrNavigated},
+		{"context not found", true, "Runtime.callFunctionOn: Cannot find context with specified id (-32000)", core.ErrNavigated},
+		{"bridge object gone", true, "Runtime.callFunctionOn: Could not find object with given id (-32000)", core.ErrNavigated},
+		{"target navigated or closed", true, "Runtime.callFunctionOn: Inspected target navigated or closed (-32000)", core.ErrNavigated},
+		{"document reported gone", false, "some other failure", core.ErrNavigated},
+		{"another failure", true, "the page script failed: boom", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := errors.New(tc.err)
+			got := b.callError(&docState{alive: tc.alive}, err)
+			want := tc.want
+			if want == nil {
+				want = err
+			}
+			if !errors.Is(got, want) {
+				t.Errorf("callError(%q) = %v, want %v", tc.err, got, want)
+			}
+		})
 	}
 }

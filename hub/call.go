@@ -143,7 +143,7 @@ func (h *Hub) invoke(ctx, budget context.Context, name string, c candidate, args
 		case errors.Is(err, core.ErrPageCrashed):
 			return broken("%s did not finish: the page in tab %d crashed; its tools come back when it is reloaded (webmcp_reload_tab with tab %d)", name, t.n, t.n), false
 		}
-		switch h.whatHappened(c) {
+		switch h.whatHappened(c, errors.Is(err, core.ErrNavigated)) {
 		case tabClosed:
 			return broken("%s did not finish: its tab was closed; open the page again with webmcp_open_tab (url %s), then call the tool again", name, c.doc.URL), true
 		case navigated:
@@ -172,12 +172,27 @@ const (
 // to close).
 const settleTime = 300 * time.Millisecond
 
+// goneTime bounds the wait after a call the browser says failed because its
+// document went (core.ErrNavigated): that is known at once, but which of
+// navigation and a closed tab it was is known when the browser reports the
+// document or the tab gone, which on a busy machine can come after
+// settleTime. It is navigated if neither comes within goneTime.
+const goneTime = 3 * time.Second
+
 // whatHappened tells, after a call into c failed, whether its tab closed,
 // its page navigated away (the document is gone, or was replaced), or both
-// are still there.
-func (h *Hub) whatHappened(c candidate) int {
-	timer := time.NewTimer(settleTime)
-	defer timer.Stop()
+// are still there. gone says the browser failed the call because the
+// document went: then it is not "still there", and the wait lasts until
+// the browser says which, or goneTime.
+func (h *Hub) whatHappened(c candidate, gone bool) int {
+	settle := time.NewTimer(settleTime)
+	defer settle.Stop()
+	var bound <-chan time.Time
+	if gone {
+		t := time.NewTimer(goneTime)
+		defer t.Stop()
+		bound = t.C
+	}
 	for expired := false; ; {
 		h.mu.Lock()
 		_, open := h.tabs[c.tab.id]
@@ -190,13 +205,15 @@ func (h *Hub) whatHappened(c candidate) int {
 		case !expired:
 		case d == nil || d.born != c.doc.born:
 			return navigated
-		default:
+		case !gone:
 			return stillThere
 		}
 		select {
 		case <-changed:
-		case <-timer.C:
+		case <-settle.C:
 			expired = true
+		case <-bound:
+			return navigated
 		}
 	}
 }

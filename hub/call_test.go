@@ -190,6 +190,14 @@ func TestCallErrorWording(t *testing.T) {
 			}
 		}
 	}
+	failWith := func(err error, before func(h *hub.Hub)) func(h *hub.Hub) func(context.Context, invocation) (core.Result, error) {
+		return func(h *hub.Hub) func(context.Context, invocation) (core.Result, error) {
+			return func(context.Context, invocation) (core.Result, error) {
+				before(h)
+				return core.Result{}, err
+			}
+		}
+	}
 	block := func(*hub.Hub) func(context.Context, invocation) (core.Result, error) { return blockUntilDone }
 	tests := []struct {
 		name    string
@@ -217,11 +225,29 @@ func TestCallErrorWording(t *testing.T) {
 				h.TabClosed("A")
 			}()
 		}), site + "_search did not finish: its tab was closed; open the page again with webmcp_open_tab (url " + origin + "/page-a)", true},
+		// The browser failed the call because the document went
+		// (core.ErrNavigated), and reports the document or the tab gone
+		// after the hub's 300 ms settle time, as a busy machine does.
+		{"gone, navigation reported late", time.Minute, 0, failWith(core.ErrNavigated, func(h *hub.Hub) {
+			go func() {
+				time.Sleep(400 * time.Millisecond) // the browser's pace (see above)
+				h.DropDoc("a")
+			}()
+		}), site + "_search did not finish: the page navigated away", true},
+		{"gone, close reported late", time.Minute, 0, failWith(core.ErrNavigated, func(h *hub.Hub) {
+			go func() {
+				time.Sleep(400 * time.Millisecond) // the browser's pace (see above)
+				h.TabClosed("A")
+			}()
+		}), site + "_search did not finish: its tab was closed", true},
+		{"gone, never reported", time.Minute, 0, failWith(core.ErrNavigated, func(*hub.Hub) {}),
+			site + "_search did not finish: the page navigated away", true},
 		{"another failure", time.Minute, 0, fail("the page script failed: boom", func(*hub.Hub) {}),
 			site + "_search failed: the page script failed: boom", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			b := &fakeBrowser{}
 			h := hub.New(b, hub.Options{CallTimeout: tt.timeout})
 			b.respond = tt.respond(h)

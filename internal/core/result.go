@@ -100,3 +100,10 @@ func (o Outcome) FirstText() string {
 // process died) while the call ran. The page's tools are gone until it is
 // reloaded.
 var ErrPageCrashed = errors.New("the page crashed")
+
+// ErrNavigated is the error of a call whose document went away under it:
+// the page navigated or reloaded, its frame was removed, or its tab
+// closed. The browser says so at once; the hub tells a navigation from a
+// closed tab by what it hears of the tab next, and words it as navigated
+// when the tab stays.
+var ErrNavigated = errors.New("the page navigated away")
