@@ -271,6 +271,10 @@ func flood(url string, payload []byte) (websocket.StatusCode, string, error) {
 // it. Before the fix the 32 MiB browser limit applied before authentication
 // and the relay grew past 1 GB.
 func TestReliabilityRelayPreAuthFlood(t *testing.T) {
+	// Beside the other tests: its bounds are the relay's memory and what
+	// the good browser and client get, not how fast (the HTTP slow-client
+	// tests, whose bounds are times, still run alone).
+	t.Parallel()
 	const (
 		attackers = 20
 		frame     = 30 << 20
