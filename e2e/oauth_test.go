@@ -255,7 +255,7 @@ func TestOAuthResourceServer(t *testing.T) {
 			t.Fatalf("connecting with an opaque token: %v", err)
 		}
 		c.waitFor("the notes page's tools", hasSuffix("add_note", 1))
-		resp, err := http.PostForm(as.Issuer+"/token/revocation", url.Values{"token": {tok}, "client_id": {"opaque"}, "client_secret": {"opaque-secret"}})
+		resp, err := postForm(as.Issuer+"/token/revocation", url.Values{"token": {tok}, "client_id": {"opaque"}, "client_secret": {"opaque-secret"}})
 		if err != nil {
 			t.Fatal(err)
 		}

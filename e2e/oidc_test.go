@@ -100,7 +100,7 @@ func (as *authServer) token(t *testing.T, issuer, client, scope, resource string
 	if resource != "" {
 		form.Set("resource", resource)
 	}
-	resp, err := http.PostForm(issuer+"/token", form)
+	resp, err := postForm(issuer+"/token", form)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +113,16 @@ func (as *authServer) token(t *testing.T, issuer, client, scope, resource string
 		t.Fatalf("token for %s: %s %v %s", client, resp.Status, err, tok.Error)
 	}
 	return tok.AccessToken
+}
+
+// postForm posts a form to the authorization server on a connection of its
+// own: Node's HTTP server closes an idle kept-alive connection after 5 s,
+// and a POST that Go's client sends on one just as it closes fails with EOF
+// (ciX, twenty people at once); Go retries only idempotent requests on a
+// reused connection.
+func postForm(u string, form url.Values) (*http.Response, error) {
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Minute}
+	return client.PostForm(u, form)
 }
 
 // rawPost posts body to url with auth as Authorization ("" for none) and
