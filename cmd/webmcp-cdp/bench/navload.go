@@ -33,7 +33,10 @@ const navLoadRuns = 30
 // costs, apart from webmcp-cdp's reading and the CPU it takes. A fourth,
 // also in the bare browser, is that tab read by the bench itself over raw
 // CDP as cdp/ reads one (navraw.go): the part of the gap that reading the
-// tools over CDP costs, apart from what webmcp-cdp adds. The ratios
+// tools over CDP costs, apart from what webmcp-cdp adds. A fifth is the
+// same reader in a browser of its own reached as attach reaches one, over
+// a WebSocket beside the bench's pipe: what that way in costs, apart from
+// webmcp-cdp's process. The ratios
 // are of p50s, and the median of each navigation's ratio to the bare one
 // next to it (which load on a shared machine moves less); the attached
 // tab's rows have them to the set-up tab too, the floor its targets are
@@ -63,6 +66,16 @@ func navLoadRows(ctx context.Context, bin, url string, add func(what, value stri
 		add(fmt.Sprintf("%s: raw reader, navigation start → it has the 10 tools", side.name), floor(m.rawTools))
 		add(fmt.Sprintf("%s: attached tab against the raw reader: its load, the client's 10 tools (paired medians)", side.name),
 			fmt.Sprintf("%s, %s", pairedRatio(m.load, m.rawLoad), pairedRatio(m.tools, m.rawTools)))
+		// The raw reader again, its browser reached as attach reaches one
+		// (a WebSocket, a session of its own beside the bench's): the rest
+		// of the gap split into how attach reaches a browser and
+		// webmcp-cdp's own process.
+		add(fmt.Sprintf("%s: raw reader over a WebSocket (its own browser, reached as attach reaches one), navigation start → its load", side.name), floor(m.wsLoad))
+		add(fmt.Sprintf("%s: raw reader over a WebSocket, navigation start → it has the 10 tools", side.name), floor(m.wsTools))
+		add(fmt.Sprintf("%s: raw reader over a WebSocket against the raw reader: its load, its 10 tools (paired medians)", side.name),
+			fmt.Sprintf("%s, %s", pairedRatio(m.wsLoad, m.rawLoad), pairedRatio(m.wsTools, m.rawTools)))
+		add(fmt.Sprintf("%s: attached tab against the raw reader over a WebSocket: its load, the client's 10 tools (paired medians)", side.name),
+			fmt.Sprintf("%s, %s", pairedRatio(m.load, m.wsLoad), pairedRatio(m.tools, m.wsTools)))
 	}
 	return nil
 }
@@ -95,7 +108,10 @@ func pairedGap(a, b Latencies) string {
 }
 
 // navMeasures are the samples of navLoad, one per navigation of each tab.
-type navMeasures struct{ bare, setup, load, tools, rawLoad, rawTools Latencies }
+type navMeasures struct {
+	bare, setup, load, tools, rawLoad, rawTools Latencies
+	wsLoad, wsTools                             Latencies // the raw reader over a WebSocket
+}
 
 // navLoad measures one backend of navLoadRows.
 func navLoad(ctx context.Context, bin, url string, side backendSide) (navMeasures, error) {
@@ -122,6 +138,11 @@ func navLoad(ctx context.Context, bin, url string, side backendSide) (navMeasure
 	if err != nil {
 		return m, err
 	}
+	wsRaw, closeWS, err := wsReaderTab(ctx, side, quiet)
+	if err != nil {
+		return m, err
+	}
+	defer closeWS()
 
 	dir, err := os.MkdirTemp("", "webmcp-cdp-bench-")
 	if err != nil {
@@ -203,21 +224,24 @@ func navLoad(ctx context.Context, bin, url string, side backendSide) (navMeasure
 			}
 			return nil
 		}
-		rawRead := func() error {
-			nctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			load, tools, err := raw.navigate(nctx, u, prefix)
-			if err != nil {
-				return fmt.Errorf("raw reader's tab: %w", err)
+		rawRead := func(r *rawReader, loads, tools *Latencies) func() error {
+			return func() error {
+				nctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				defer cancel()
+				load, took, err := r.navigate(nctx, u, prefix)
+				if err != nil {
+					return fmt.Errorf("raw reader's tab: %w", err)
+				}
+				if i >= warm {
+					*loads = append(*loads, load)
+					*tools = append(*tools, took)
+				}
+				return nil
 			}
-			if i >= warm {
-				m.rawLoad = append(m.rawLoad, load)
-				m.rawTools = append(m.rawTools, tools)
-			}
-			return nil
 		}
-		// Each round goes through the four tabs, starting one further on.
-		steps := []func() error{timed(bareNav, &m.bare), timed(setupNav, &m.setup), rawRead, attached}
+		// Each round goes through the five tabs, starting one further on.
+		steps := []func() error{timed(bareNav, &m.bare), timed(setupNav, &m.setup), rawRead(raw, &m.rawLoad, &m.rawTools),
+			rawRead(wsRaw, &m.wsLoad, &m.wsTools), attached}
 		for j := range steps {
 			if err := steps[(i+j)%len(steps)](); err != nil {
 				return m, fmt.Errorf("navigation %d: %w", i+1, err)
@@ -248,14 +272,20 @@ func setUpSession(ctx context.Context, conn *cdp.Conn, side backendSide) (*cdp.S
 	if err != nil {
 		return nil, nil, "", err
 	}
+	return sess, nav, binding, enableSide(ctx, sess, side)
+}
+
+// enableSide turns on the domain webmcp-cdp turns on for side's backend:
+// Network (the polyfill's Permissions-Policy headers) or WebMCP (native).
+func enableSide(ctx context.Context, sess *cdp.Session, side backendSide) error {
 	method, params := "Network.enable", any(map[string]any{"maxTotalBufferSize": 1024, "maxResourceBufferSize": 1024})
 	if side.native {
 		method, params = "WebMCP.enable", nil
 	}
 	if err := sess.Call(ctx, method, params, nil); err != nil {
-		return nil, nil, "", fmt.Errorf("%s: %w", method, err)
+		return fmt.Errorf("%s: %w", method, err)
 	}
-	return sess, nav, binding, nil
+	return nil
 }
 
 // waitTen waits for list_changed notifications until the client lists the
@@ -287,12 +317,24 @@ func waitTen(ctx context.Context, s *server, prefix string) error {
 
 // blankTab opens an about:blank tab through conn and attaches to it.
 func blankTab(ctx context.Context, conn *cdp.Conn) (*cdp.Session, error) {
+	sess, _, err := blankTarget(ctx, conn)
+	return sess, err
+}
+
+// blankTarget is blankTab, with the tab's target ID.
+func blankTarget(ctx context.Context, conn *cdp.Conn) (*cdp.Session, target.ID, error) {
 	created, err := cdpt.Call(ctx, conn.Browser(), target.CreateTarget, target.CreateTargetParams{URL: "about:blank"})
 	if err != nil {
-		return nil, fmt.Errorf("opening a tab: %w", err)
+		return nil, "", fmt.Errorf("opening a tab: %w", err)
 	}
+	sess, err := attachTab(ctx, conn, created.TargetID)
+	return sess, created.TargetID, err
+}
+
+// attachTab attaches to the tab id through conn (a session of its own).
+func attachTab(ctx context.Context, conn *cdp.Conn, id target.ID) (*cdp.Session, error) {
 	flatten := true
-	att, err := cdpt.Call(ctx, conn.Browser(), target.AttachToTarget, target.AttachToTargetParams{TargetID: created.TargetID, Flatten: &flatten})
+	att, err := cdpt.Call(ctx, conn.Browser(), target.AttachToTarget, target.AttachToTargetParams{TargetID: id, Flatten: &flatten})
 	if err != nil {
 		return nil, fmt.Errorf("attaching to a tab: %w", err)
 	}

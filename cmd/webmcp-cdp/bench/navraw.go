@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -45,6 +47,72 @@ func rawReaderTab(ctx context.Context, conn *cdp.Conn, side backendSide) (*rawRe
 	r := &rawReader{sess: sess, nav: nav, native: side.native, events: events,
 		marker: polyfill.BridgeMarker + strings.TrimPrefix(binding, "benchBinding")}
 	return r, nil
+}
+
+// wsReaderTab opens the raw reader's tab as webmcp-cdp's attach reads
+// one: in a browser of its own started with --remote-debugging-port,
+// navigated by the bench over its pipe (as the attached tab is), and read
+// over a WebSocket to that port, through a session of the reader's own on
+// the tab (found through DevToolsActivePort, as attach --auto-connect
+// finds it). Against the raw reader in the bare browser, its rows are
+// what reaching the browser as attach does costs, apart from webmcp-cdp's
+// process. close ends the browser and the connection.
+func wsReaderTab(ctx context.Context, side backendSide, logger *slog.Logger) (r *rawReader, close func(), err error) {
+	dir, err := os.MkdirTemp("", "webmcp-cdp-bench-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("making a profile: %w", err)
+	}
+	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{Headless: true, UserDataDir: dir, EnableNative: side.native, Args: []string{"--remote-debugging-port=0"}, Logger: logger})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, fmt.Errorf("launching the WebSocket reader's browser: %w", err)
+	}
+	var ws *cdp.Conn
+	close = func() {
+		if ws != nil {
+			ws.Close()
+		}
+		proc.Close()
+		os.RemoveAll(dir)
+	}
+	defer func() {
+		if err != nil {
+			close()
+		}
+	}()
+	navSess, id, err := blankTarget(ctx, proc.Conn())
+	if err != nil {
+		return nil, nil, err
+	}
+	nav, err := loadNavigator(ctx, navSess)
+	if err != nil {
+		return nil, nil, err
+	}
+	ap, err := cdp.FindActivePort([]cdp.UserDataDir{{Browser: "bench", Dir: dir}}, os.ReadFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ws, err = cdp.AutoConnect(ctx, ap, cdp.AutoConnectOptions{Logger: logger}); err != nil {
+		return nil, nil, err
+	}
+	sess, err := attachTab(ctx, ws, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	binding, script, err := benchScript(side)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := instrumentSession(ctx, sess, binding, []string{script}); err != nil {
+		return nil, nil, err
+	}
+	if err := enableSide(ctx, sess, side); err != nil {
+		return nil, nil, err
+	}
+	events, _ := sess.Events(cdproto.EventRuntimeConsoleAPICalled, cdproto.EventRuntimeBindingCalled, cdproto.EventWebMCPToolsAdded)
+	r = &rawReader{sess: sess, nav: nav, native: side.native, events: events,
+		marker: polyfill.BridgeMarker + strings.TrimPrefix(binding, "benchBinding")}
+	return r, close, nil
 }
 
 // navigate sends the tab to u and returns the times from the navigation's

@@ -202,22 +202,30 @@ func instrumentedTab(ctx context.Context, conn *cdp.Conn, binding string, script
 		return nil, nil, fmt.Errorf("attaching to a tab: %w", err)
 	}
 	sess := conn.Attach(att.SessionID)
+	nav, err := instrumentSession(ctx, sess, binding, scripts)
+	return sess, nav, err
+}
+
+// instrumentSession sets up sess, attached to a tab, as webmcp-cdp sets up
+// one (Runtime.enable, the binding, Page.enable, the scripts), and returns
+// its navigator.
+func instrumentSession(ctx context.Context, sess *cdp.Session, binding string, scripts []string) (func(context.Context, string) error, error) {
 	if _, err := cdpt.Call(ctx, sess, cdpruntime.Enable, cdpt.Empty{}); err != nil {
-		return nil, nil, fmt.Errorf("Runtime.enable: %w", err)
+		return nil, fmt.Errorf("Runtime.enable: %w", err)
 	}
 	if _, err := cdpt.Call(ctx, sess, cdpruntime.AddBinding, cdpruntime.AddBindingParams{Name: binding}); err != nil {
-		return nil, nil, fmt.Errorf("Runtime.addBinding: %w", err)
+		return nil, fmt.Errorf("Runtime.addBinding: %w", err)
 	}
 	nav, err := loadNavigator(ctx, sess)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for _, s := range scripts {
 		if _, err := cdpt.Call(ctx, sess, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: s}); err != nil {
-			return nil, nil, fmt.Errorf("Page.addScriptToEvaluateOnNewDocument: %w", err)
+			return nil, fmt.Errorf("Page.addScriptToEvaluateOnNewDocument: %w", err)
 		}
 	}
-	return sess, nav, nil
+	return nav, nil
 }
 
 // loadNavigator turns on the Page domain of sess and returns a func that
