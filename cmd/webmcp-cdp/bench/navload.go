@@ -275,6 +275,19 @@ func setUpSession(ctx context.Context, conn *cdp.Conn, side backendSide) (*cdp.S
 	return sess, nav, binding, enableSide(ctx, sess, side)
 }
 
+// setUpOn sets up sess, attached to a tab, as setUpSession sets up its
+// own tab, and returns the binding's name; its navigator is not used.
+func setUpOn(ctx context.Context, sess *cdp.Session, side backendSide) (string, error) {
+	binding, script, err := benchScript(side)
+	if err != nil {
+		return "", err
+	}
+	if _, err := instrumentSession(ctx, sess, binding, []string{script}); err != nil {
+		return "", err
+	}
+	return binding, enableSide(ctx, sess, side)
+}
+
 // enableSide turns on the domain webmcp-cdp turns on for side's backend:
 // Network (the polyfill's Permissions-Policy headers) or WebMCP (native).
 func enableSide(ctx context.Context, sess *cdp.Session, side backendSide) error {

@@ -42,11 +42,16 @@ func rawReaderTab(ctx context.Context, conn *cdp.Conn, side backendSide) (*rawRe
 	if err != nil {
 		return nil, err
 	}
-	// Subscribed before the first navigation, so no event is lost.
+	return newRawReader(sess, nav, side, binding), nil
+}
+
+// newRawReader reads sess, set up with binding's page script; nav
+// navigates its tab. It subscribes before the first navigation, so no
+// event is lost.
+func newRawReader(sess *cdp.Session, nav func(context.Context, string) error, side backendSide, binding string) *rawReader {
 	events, _ := sess.Events(cdproto.EventRuntimeConsoleAPICalled, cdproto.EventRuntimeBindingCalled, cdproto.EventWebMCPToolsAdded)
-	r := &rawReader{sess: sess, nav: nav, native: side.native, events: events,
+	return &rawReader{sess: sess, nav: nav, native: side.native, events: events,
 		marker: polyfill.BridgeMarker + strings.TrimPrefix(binding, "benchBinding")}
-	return r, nil
 }
 
 // wsReaderTab opens the raw reader's tab as webmcp-cdp's attach reads
@@ -99,20 +104,11 @@ func wsReaderTab(ctx context.Context, side backendSide, logger *slog.Logger) (r 
 	if err != nil {
 		return nil, nil, err
 	}
-	binding, script, err := benchScript(side)
+	binding, err := setUpOn(ctx, sess, side)
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := instrumentSession(ctx, sess, binding, []string{script}); err != nil {
-		return nil, nil, err
-	}
-	if err := enableSide(ctx, sess, side); err != nil {
-		return nil, nil, err
-	}
-	events, _ := sess.Events(cdproto.EventRuntimeConsoleAPICalled, cdproto.EventRuntimeBindingCalled, cdproto.EventWebMCPToolsAdded)
-	r = &rawReader{sess: sess, nav: nav, native: side.native, events: events,
-		marker: polyfill.BridgeMarker + strings.TrimPrefix(binding, "benchBinding")}
-	return r, close, nil
+	return newRawReader(sess, nav, side, binding), close, nil
 }
 
 // navigate sends the tab to u and returns the times from the navigation's
