@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/webmcp-cdp/webmcp-cdp/cdp"
@@ -127,6 +128,8 @@ type Fleet struct {
 	ends sync.WaitGroup
 	gone chan struct{}
 	run  sync.Once
+	// runCtx is Run's ctx (nil before Run): its end is a stop, not a loss.
+	runCtx atomic.Pointer[context.Context]
 }
 
 // New checks the browsers' names and returns their fleet, each member
@@ -173,6 +176,7 @@ func (f *Fleet) Set() *multi.Set { return f.set }
 // ctx ends; it returns at once. Only the first call does anything.
 func (f *Fleet) Run(ctx context.Context, sink multi.Sink) {
 	f.run.Do(func() {
+		f.runCtx.Store(&ctx)
 		for _, d := range f.dialers {
 			f.supervisors.Go(func() { f.set.Supervise(ctx, d.b.Name, sink, d.dial, f.opts.Backoff) })
 		}
@@ -213,6 +217,16 @@ func (f *Fleet) FirstAttempts() <-chan struct{} { return f.first }
 // browser was given up (a start that failed, a fatal browser error, a loss
 // without Restart).
 func (f *Fleet) Gone() <-chan struct{} { return f.gone }
+
+// Stopped reports whether Run's ctx has ended: the browsers were given up
+// because the fleet was told to stop, not lost. Check it, not only the
+// caller's own context, when Gone closes: a context's children are ended
+// one after another, so the fleet's may have ended (and Gone closed)
+// while a sibling of it, the caller's, has not been told yet.
+func (f *Fleet) Stopped() bool {
+	ctx := f.runCtx.Load()
+	return ctx != nil && (*ctx).Err() != nil
+}
 
 // Err says, once Gone is closed, why each browser was given up. A browser
 // served alone (a fleet of one, named "") says what became of it: its

@@ -370,6 +370,31 @@ func TestFleetOfOne(t *testing.T) {
 			if n := src.Starts(); n != 1 {
 				t.Errorf("%d starts, want 1: a browser served alone is not started again", n)
 			}
+			if r.f.Stopped() {
+				t.Error("Stopped after a loss: the caller would take the loss for a stop and exit 0")
+			}
 		})
+	}
+}
+
+// TestFleetStopped: a fleet whose Run context ends says it was stopped,
+// not lost, as soon as Gone closes, whatever other context its caller
+// holds (a sibling of the fleet's may not have been told yet; the signal
+// race of TestReliabilitySIGHUP).
+func TestFleetStopped(t *testing.T) {
+	t.Parallel()
+	src := cdptest.NewSource(cdptest.SourceOptions{})
+	r := start(t, []Browser{{Source: src, StartFails: true}}, Options{})
+	if r.f.Stopped() {
+		t.Fatal("Stopped before anything ended")
+	}
+	if err := r.f.Started(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	src.Next(t)
+	r.cancel()
+	r.waitGone(t)
+	if !r.f.Stopped() {
+		t.Errorf("not Stopped after Run's context ended (Err: %v): a caller would report a lost browser", r.f.Err())
 	}
 }

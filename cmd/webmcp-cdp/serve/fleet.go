@@ -174,7 +174,7 @@ func RunFleet(ctx context.Context, sup []Supplied, opts *Options, serving Servin
 // allGone is the end of RunFleet once every browser was given up: nil when
 // ctx ended (that is why), else exit code 2 with each browser's reason.
 func allGone(ctx context.Context, fl *fleet.Fleet) error {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || fl.Stopped() {
 		slog.Info("interrupted; stopping")
 		return nil
 	}

@@ -118,7 +118,7 @@ func (s *Session) serveRelay(ctx context.Context, f *RelayOptions) error {
 		return err
 	case <-s.Gone():
 		stop()
-		if ctx.Err() == nil {
+		if s.lost(ctx) {
 			return &cli.ExitError{Code: 2, Err: s.Err()}
 		}
 		slog.Info("interrupted; leaving the relay")

@@ -156,6 +156,14 @@ func (s *Session) Gone() <-chan struct{} { return s.fleet.Gone() }
 // or the browser's fatal error.
 func (s *Session) Err() error { return s.fleet.Err() }
 
+// lost reports whether the browser is gone by a loss, not because ctx (or
+// the context the session started with) ended. The session's own context
+// is checked too: its end reaches the fleet and ctx one after the other,
+// and Gone may close before ctx is told.
+func (s *Session) lost(ctx context.Context) bool {
+	return ctx.Err() == nil && !s.fleet.Stopped()
+}
+
 // tabsOnly is a set as the MCP server's tab tools see one browser: without
 // OpenIn, so webmcp_open_tab takes no browser name.
 type tabsOnly struct{ set *multi.Set }
@@ -219,7 +227,7 @@ func (s *Session) until(ctx context.Context, done <-chan error, code int) error 
 		}
 		return err
 	case <-s.Gone():
-		if ctx.Err() == nil {
+		if s.lost(ctx) {
 			return &cli.ExitError{Code: 2, Err: s.Err()}
 		}
 	case <-ctx.Done():

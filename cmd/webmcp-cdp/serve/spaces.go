@@ -339,7 +339,7 @@ func (ss *Spaces) watch(sp *space) string {
 			}
 			t.Reset(left)
 		case <-sp.s.Gone():
-			if ss.ctx.Err() != nil {
+			if !sp.s.lost(ss.ctx) {
 				return "stopping"
 			}
 			return sp.s.Err().Error()
