@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 )
 
 // This file holds the tool-list syncer that the stdio and HTTP servers and
@@ -27,12 +28,19 @@ type ToolSetOptions struct {
 	// PageSize is the number of tools per tools/list page (default 1000,
 	// as the go-sdk's).
 	PageSize int
-	// MinGap is the least time between two list_changed notifications
-	// (default 10 ms). The first change after a quiet moment is announced
-	// at once; changes within MinGap of a notification fold into one more
-	// notification when it ends, so the last change is never left
+	// MinGap is the pace of list_changed notifications while changes go
+	// on (default 10 ms): at most one per MinGap on average. Burst of them
+	// go at once after a quiet moment; changes beyond that fold into one
+	// notification at the pace, so the last change is never left
 	// unannounced.
 	MinGap time.Duration
+	// Burst is how many notifications may go at once, without waiting for
+	// the pace (default 4). A navigation is a burst of its own: the old
+	// document's tools go, then the new one's come, often within a few
+	// milliseconds, and its new tools should not wait a MinGap for the
+	// notification of the old ones' going
+	// (docs/decisions/2026-12-04-list-changed-burst.md).
+	Burst int
 	// FirstList, when set, holds the first page of every tools/list until
 	// it is closed (or the request ends), so that a client that lists once
 	// right after connecting sees the tools of the pages it was started on.
@@ -59,7 +67,7 @@ type ToolSetOptions struct {
 //     server's own tools stay registered with the SDK and are listed on the
 //     first page, before the set's tools.
 //   - notifications/tools/list_changed goes to every session after a Set
-//     that changed the set, paced by MinGap, and never after one that did
+//     that changed the set, paced by MinGap and Burst, and never after one that did
 //     not. It is sent directly (not through the SDK's 10 ms debounce), to
 //     legacy sessions as such and to 2026-07-28 sessions on their
 //     subscriptions/listen stream.
@@ -152,6 +160,9 @@ func NewToolSet(srv *mcp.Server, opts ToolSetOptions) *ToolSet {
 	if opts.MinGap <= 0 {
 		opts.MinGap = 10 * time.Millisecond
 	}
+	if opts.Burst <= 0 {
+		opts.Burst = 4
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -241,26 +252,28 @@ func (ts *ToolSet) Has(name string) bool {
 	return ok
 }
 
-// Run sends list_changed after changes until ctx ends: at once after a
-// quiet moment, then at most once per MinGap while changes go on. Changes
-// made before Run are announced when it starts.
+// Run sends list_changed after changes until ctx ends: at once while the
+// burst lasts (Burst notifications, refilled at one per MinGap), then at
+// most once per MinGap while changes go on. Changes made before Run are
+// announced when it starts.
 func (ts *ToolSet) Run(ctx context.Context) {
-	t := time.NewTimer(0)
-	<-t.C
+	pace := rate.NewLimiter(rate.Every(ts.opts.MinGap), ts.opts.Burst)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ts.pending:
 		}
-		ts.notifyAll(ctx)
-		t.Reset(ts.opts.MinGap)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
+		if err := pace.Wait(ctx); err != nil {
+			return // ctx ended
 		}
+		// The notification about to go covers every change made so far:
+		// one made while it waited needs no notification of its own.
+		select {
+		case <-ts.pending:
+		default:
+		}
+		ts.notifyAll(ctx)
 	}
 }
 

@@ -199,7 +199,8 @@ func TestToolSetListChanged(t *testing.T) {
 				t.Fatalf("an unchanged set gave %d notifications", got-base-1)
 			}
 			// A burst of 50 changes: coalesced to about one notification per
-			// MinGap, and the last change is announced.
+			// MinGap after the first Burst (4 by default), and the last change
+			// is announced.
 			t0 := time.Now()
 			for i := range 50 {
 				e.set.Set(entries(t, fmt.Sprintf("b%d_", i), 2))
@@ -207,12 +208,46 @@ func TestToolSetListChanged(t *testing.T) {
 			}
 			took := time.Since(t0)
 			n := e.quiet() - base - 1
-			if most := int64(took/(20*time.Millisecond)) + 2; n < 1 || n > most {
+			if most := int64(took/(20*time.Millisecond)) + 4 + 1; n < 1 || n > most {
 				t.Errorf("a burst of 50 changes over %s gave %d notifications, want 1 to %d", took, n, most)
 			}
 			seen, err = e.listAll(t)
 			if err != nil || seen["b49_001"] != 1 || len(seen) != 3 {
 				t.Errorf("after the burst the list is %v (%v)", seen, err)
+			}
+		})
+	}
+}
+
+// TestToolSetBurst: a navigation's two changes (the old document's tools
+// go, the new one's come) are each announced at once, not the second a
+// MinGap after the first; past the burst, changes wait for the pace.
+func TestToolSetBurst(t *testing.T) {
+	for _, protocol := range protocols {
+		t.Run("protocol="+protocol, func(t *testing.T) {
+			t.Parallel()
+			// A pace no test outlives: a notification that waited for it
+			// would end the test by its timeout.
+			e := newSetEnv(t, protocol, mcpserver.ToolSetOptions{MinGap: time.Hour, Burst: 2})
+			if base := e.quiet(); base != 0 {
+				t.Fatalf("%d notifications before any change", base)
+			}
+			for i, tools := range [][]mcpserver.ToolEntry{entries(t, "old", 3), nil} {
+				e.set.Set(tools)
+				select {
+				case <-e.changed:
+				case <-time.After(5 * time.Second):
+					t.Fatalf("change %d of the burst was not announced at once", i+1)
+				}
+			}
+			// The third change waits for the pace, and is listed meanwhile.
+			e.set.Set(entries(t, "new", 3))
+			if got := e.quiet(); got != 2 {
+				t.Errorf("a burst of 2 gave %d notifications for 3 changes, want 2 until the pace allows one more", got)
+			}
+			seen, err := e.listAll(t)
+			if err != nil || seen["new002"] != 1 || len(seen) != 4 {
+				t.Errorf("the list after the third change is %v (%v)", seen, err)
 			}
 		})
 	}
