@@ -60,6 +60,13 @@ func navLoadRows(ctx context.Context, bin, url string, add func(what, value stri
 		add(fmt.Sprintf("%s: attached tab, navigation start → its load (target ≤ 1.05× the floor's load)", side.name), floor(m.load))
 		add(fmt.Sprintf("%s: attached tab, navigation start → client has list_changed and the 10 tools (target ≤ 1.1× the floor's load)", side.name), floor(m.tools))
 		add(fmt.Sprintf("%s: attached tab, its load → client has the 10 tools (each navigation's difference)", side.name), pairedGap(m.tools, m.load))
+		// That step split where the client sees it: until the notification
+		// reaches it (the browser's report, webmcp-cdp's sink, hub and
+		// ToolSet, the write to stdio), and from it to the list (MCP's
+		// notify-then-list: the client's tools/list round trip and reading
+		// the list).
+		add(fmt.Sprintf("%s: attached tab, its load → the client gets the list_changed it lists the 10 tools after", side.name), pairedGap(m.notified, m.load))
+		add(fmt.Sprintf("%s: attached tab, that list_changed → client has the 10 tools (its tools/list round trip)", side.name), pairedGap(m.tools, m.notified))
 		// The split of the gap (navraw.go): reading the tools over CDP and
 		// nothing else, against the floor; webmcp-cdp against that.
 		add(fmt.Sprintf("%s: raw reader (the floor's setup, tools read over CDP as cdp/ does, nothing else), navigation start → its load", side.name), floor(m.rawLoad))
@@ -111,6 +118,9 @@ func pairedGap(a, b Latencies) string {
 type navMeasures struct {
 	bare, setup, load, tools, rawLoad, rawTools Latencies
 	wsLoad, wsTools                             Latencies // the raw reader over a WebSocket
+	// notified is, for the attached tab, navigation start → the client got
+	// the list_changed after which it listed the ten tools.
+	notified Latencies
 }
 
 // navLoad measures one backend of navLoadRows.
@@ -210,7 +220,7 @@ func navLoad(ctx context.Context, bin, url string, side backendSide) (navMeasure
 				loadTook = time.Since(t0)
 				loaded <- err
 			}()
-			err := waitTen(nctx, s, prefix)
+			notified, err := waitTen(nctx, s, prefix)
 			toolsTook := time.Since(t0)
 			if lerr := <-loaded; err == nil {
 				err = lerr
@@ -221,6 +231,7 @@ func navLoad(ctx context.Context, bin, url string, side backendSide) (navMeasure
 			if i >= warm {
 				m.load = append(m.load, loadTook)
 				m.tools = append(m.tools, toolsTook)
+				m.notified = append(m.notified, notified.Sub(t0))
 			}
 			return nil
 		}
@@ -302,17 +313,19 @@ func enableSide(ctx context.Context, sess *cdp.Session, side backendSide) error 
 }
 
 // waitTen waits for list_changed notifications until the client lists the
-// ten bench tools of prefix.
-func waitTen(ctx context.Context, s *server, prefix string) error {
+// ten bench tools of prefix, and returns when the notification that led to
+// that list reached the client.
+func waitTen(ctx context.Context, s *server, prefix string) (time.Time, error) {
 	for {
 		select {
 		case <-s.changes:
 		case <-ctx.Done():
-			return fmt.Errorf("the client did not get the ten tools of %q: %w", prefix, ctx.Err())
+			return time.Time{}, fmt.Errorf("the client did not get the ten tools of %q: %w", prefix, ctx.Err())
 		}
+		notified := time.Now()
 		list, err := listAll(ctx, s.cs)
 		if err != nil {
-			return err
+			return time.Time{}, err
 		}
 		count := 0
 		for _, t := range list {
@@ -323,7 +336,7 @@ func waitTen(ctx context.Context, s *server, prefix string) error {
 			}
 		}
 		if count == 10 {
-			return nil
+			return notified, nil
 		}
 	}
 }

@@ -176,7 +176,7 @@ func navSteps(ctx context.Context, bin, url string, side backendSide, add func(w
 				loaded <- err
 			}()
 			_, prefix, _ := strings.Cut(u, "?p=")
-			err := waitTen(ctx, s, prefix)
+			_, err := waitTen(ctx, s, prefix)
 			if lerr := <-loaded; err == nil {
 				err = lerr
 			}
