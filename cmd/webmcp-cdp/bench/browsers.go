@@ -132,29 +132,35 @@ func debuggingBrowser(ctx context.Context, page string, tabs int) (string, func(
 	return fmt.Sprintf("http://127.0.0.1:%d", port), stop, nil
 }
 
+// portBrowser launches a headless browser in a fresh profile directory
+// with remote debugging on, as a person's Chrome that attach finds (it
+// writes DevToolsActivePort in dir), native WebMCP on when native is set.
+// stop ends it and removes the profile.
+func portBrowser(ctx context.Context, native bool, logger *slog.Logger) (dir string, proc *cdp.Process, stop func(), err error) {
+	dir, err = os.MkdirTemp("", "webmcp-cdp-bench-")
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("making a profile: %w", err)
+	}
+	proc, err = cdp.Launch(ctx, cdp.LaunchOptions{Headless: true, UserDataDir: dir, EnableNative: native,
+		Args: []string{"--remote-debugging-port=0"}, Logger: logger})
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, nil, fmt.Errorf("launching a browser with a DevTools port: %w", err)
+	}
+	return dir, proc, func() {
+		proc.Close()
+		os.RemoveAll(dir)
+	}, nil
+}
+
 // nativeBrowser launches a headless browser with native WebMCP and remote
 // debugging on (so it writes DevToolsActivePort in its profile dir), opens
 // tabs tabs of page in it, and returns its profile directory and a func
 // that stops it and removes the profile.
 func nativeBrowser(ctx context.Context, page string, tabs int) (string, func(), error) {
-	dir, err := os.MkdirTemp("", "webmcp-cdp-bench-")
+	dir, proc, stop, err := portBrowser(ctx, true, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
-		return "", nil, fmt.Errorf("making a profile: %w", err)
-	}
-	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{
-		Headless:     true,
-		UserDataDir:  dir,
-		EnableNative: true,
-		Args:         []string{"--remote-debugging-port=0"},
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("launching: %w", err)
-	}
-	stop := func() {
-		proc.Close()
-		os.RemoveAll(dir)
+		return "", nil, err
 	}
 	if err := openLoaded(ctx, proc.Conn(), page, tabs); err != nil {
 		stop()

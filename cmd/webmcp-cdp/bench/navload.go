@@ -154,16 +154,11 @@ func navLoad(ctx context.Context, bin, url string, side backendSide) (navMeasure
 	}
 	defer closeWS()
 
-	dir, err := os.MkdirTemp("", "webmcp-cdp-bench-")
+	dir, proc, stop, err := portBrowser(ctx, side.native, quiet)
 	if err != nil {
-		return m, fmt.Errorf("making a profile: %w", err)
+		return m, fmt.Errorf("the attached browser: %w", err)
 	}
-	defer os.RemoveAll(dir)
-	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{Headless: true, UserDataDir: dir, EnableNative: side.native, Args: []string{"--remote-debugging-port=0"}, Logger: quiet})
-	if err != nil {
-		return m, fmt.Errorf("launching the attached browser: %w", err)
-	}
-	defer proc.Close()
+	defer stop()
 	sess, err := blankTab(ctx, proc.Conn())
 	if err != nil {
 		return m, err

@@ -63,22 +63,16 @@ func newRawReader(sess *cdp.Session, nav func(context.Context, string) error, si
 // what reaching the browser as attach does costs, apart from webmcp-cdp's
 // process. close ends the browser and the connection.
 func wsReaderTab(ctx context.Context, side backendSide, logger *slog.Logger) (r *rawReader, close func(), err error) {
-	dir, err := os.MkdirTemp("", "webmcp-cdp-bench-")
+	dir, proc, stop, err := portBrowser(ctx, side.native, logger)
 	if err != nil {
-		return nil, nil, fmt.Errorf("making a profile: %w", err)
-	}
-	proc, err := cdp.Launch(ctx, cdp.LaunchOptions{Headless: true, UserDataDir: dir, EnableNative: side.native, Args: []string{"--remote-debugging-port=0"}, Logger: logger})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, nil, fmt.Errorf("launching the WebSocket reader's browser: %w", err)
+		return nil, nil, fmt.Errorf("the WebSocket reader's browser: %w", err)
 	}
 	var ws *cdp.Conn
 	close = func() {
 		if ws != nil {
 			ws.Close()
 		}
-		proc.Close()
-		os.RemoveAll(dir)
+		stop()
 	}
 	defer func() {
 		if err != nil {
